@@ -1,0 +1,25 @@
+package io.kipam.api;
+
+/**
+ * Every {@code kipam.io} name of kipam's API surface: group, version, labels, finalizers and the
+ * extended resource. Other modules refer to these constants rather than repeating the strings.
+ */
+public final class ApiConstants {
+
+  public static final String GROUP = "kipam.io";
+  public static final String VERSION = "v1alpha1";
+  public static final String API_VERSION = GROUP + "/" + VERSION;
+
+  public static final String LABEL_POOL = GROUP + "/pool";
+  public static final String LABEL_BLOCK = GROUP + "/block";
+  public static final String LABEL_NODE = GROUP + "/node";
+
+  public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
+
+  /**
+   * The extended resource the operator publishes on each Node: IPs that node can still hand out.
+   */
+  public static final String EXTENDED_RESOURCE_IP = GROUP + "/ip";
+
+  private ApiConstants() {}
+}

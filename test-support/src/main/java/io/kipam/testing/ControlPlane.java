@@ -1,0 +1,303 @@
+package io.kipam.testing;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager and
+ * kube-scheduler, started from the binaries {@link ControlPlaneBinaries} provides, each on a free
+ * port of 127.0.0.1 and with its own log file.
+ *
+ * <p>kube-controller-manager runs only the controllers kipam's behaviour depends on (garbage
+ * collection, namespace deletion, service accounts, pod GC) and not the node lifecycle controller,
+ * which would taint and evict the kubelet-less Node objects tests register. {@link #shared()}
+ * starts one control plane per JVM and stops it when the JVM exits; tests share it and keep to
+ * their own namespaces and names.
+ */
+public final class ControlPlane implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ControlPlane.class);
+
+  /** Controllers of kube-controller-manager that run; see the class comment for why not all. */
+  static final List<String> CONTROLLERS =
+      List.of(
+          "garbage-collector-controller",
+          "namespace-controller",
+          "serviceaccount-controller",
+          "serviceaccount-token-controller",
+          "pod-garbage-collector-controller",
+          "clusterrole-aggregation-controller",
+          "root-ca-certificate-publisher-controller");
+
+  private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
+  private static ControlPlane shared;
+
+  private final Path binaries;
+  private final Path workDir;
+  private final ControlPlaneFiles files;
+  private final int apiServerPort;
+  private final ManagedProcess etcd;
+  private final ManagedProcess apiServer;
+  private final ManagedProcess controllerManager;
+  private final ManagedProcess scheduler;
+  private final int controllerManagerPort;
+  private final int schedulerPort;
+  private final int etcdClientPort;
+  private KubernetesClient client;
+
+  /** The control plane of this JVM, started on first use and stopped when the JVM exits. */
+  public static synchronized ControlPlane shared() {
+    if (shared == null) {
+      ControlPlane started = new ControlPlane(ControlPlaneBinaries.directory());
+      Runtime.getRuntime().addShutdownHook(new Thread(started::close, "control-plane-stop"));
+      started.start();
+      shared = started;
+    }
+    return shared;
+  }
+
+  ControlPlane(Path binaries) {
+    this.binaries = binaries;
+    try {
+      this.workDir = Files.createTempDirectory("kipam-control-plane-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a work directory for the control plane", e);
+    }
+    this.files = new ControlPlaneFiles(workDir);
+    this.etcdClientPort = freePort();
+    int etcdPeerPort = freePort();
+    this.apiServerPort = freePort();
+    this.controllerManagerPort = freePort();
+    this.schedulerPort = freePort();
+
+    String etcdUrl = "http://127.0.0.1:" + etcdClientPort;
+    String peerUrl = "http://127.0.0.1:" + etcdPeerPort;
+    this.etcd =
+        process(
+            "etcd",
+            List.of(
+                "--name=kipam-test",
+                "--data-dir=" + workDir.resolve("etcd"),
+                "--listen-client-urls=" + etcdUrl,
+                "--advertise-client-urls=" + etcdUrl,
+                "--listen-peer-urls=" + peerUrl,
+                "--initial-advertise-peer-urls=" + peerUrl,
+                "--initial-cluster=kipam-test=" + peerUrl,
+                // Test data is thrown away with the work directory; fsync only costs time.
+                "--unsafe-no-fsync=true",
+                "--log-level=warn"));
+    this.apiServer =
+        process(
+            "kube-apiserver",
+            List.of(
+                "--etcd-servers=" + etcdUrl,
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--secure-port=" + apiServerPort,
+                "--cert-dir=" + files.pkiDir(),
+                "--token-auth-file=" + files.tokenFile(),
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file=" + files.serviceAccountPublicKey(),
+                "--service-account-signing-key-file=" + files.serviceAccountKey(),
+                "--service-cluster-ip-range=10.96.0.0/16",
+                // The advertise address is loopback, which the endpoint reconciler refuses to
+                // publish for the kubernetes Service; nothing here reaches the API through it.
+                "--endpoint-reconciler-type=none",
+                "--profiling=false"));
+    String server = apiServerUrl();
+    this.controllerManager =
+        process(
+            "kube-controller-manager",
+            List.of(
+                "--kubeconfig=" + files.kubeconfig(ControlPlaneFiles.CONTROLLER_MANAGER_USER),
+                "--bind-address=127.0.0.1",
+                "--secure-port=" + controllerManagerPort,
+                "--leader-elect=false",
+                "--controllers=" + String.join(",", CONTROLLERS),
+                "--service-account-private-key-file=" + files.serviceAccountKey(),
+                "--root-ca-file=" + files.apiServerCertificate(),
+                "--use-service-account-credentials=false",
+                "--profiling=false"));
+    this.scheduler =
+        process(
+            "kube-scheduler",
+            List.of(
+                "--kubeconfig=" + files.kubeconfig(ControlPlaneFiles.SCHEDULER_USER),
+                "--bind-address=127.0.0.1",
+                "--secure-port=" + schedulerPort,
+                "--leader-elect=false",
+                "--profiling=false"));
+    log.debug("control plane work directory {}, API server {}", workDir, server);
+  }
+
+  private ManagedProcess process(String binary, List<String> args) {
+    List<String> command = new ArrayList<>();
+    command.add(binaries.resolve(binary).toString());
+    command.addAll(args);
+    return new ManagedProcess(binary, command, workDir.resolve("logs").resolve(binary + ".log"));
+  }
+
+  void start() {
+    long begin = System.nanoTime();
+    files.writeKeysAndTokens();
+    files.writeKubeconfig(ControlPlaneFiles.ADMIN_USER, files.adminToken, apiServerUrl());
+    files.writeKubeconfig(
+        ControlPlaneFiles.CONTROLLER_MANAGER_USER, files.controllerManagerToken, apiServerUrl());
+    files.writeKubeconfig(ControlPlaneFiles.SCHEDULER_USER, files.schedulerToken, apiServerUrl());
+    try {
+      etcd.start();
+      Probe.awaitOk(
+          etcd, URI.create("http://127.0.0.1:" + etcdClientPort + "/health"), null, START_TIMEOUT);
+      startApiServer();
+      controllerManager.start();
+      scheduler.start();
+      Probe.awaitOk(
+          controllerManager,
+          URI.create("https://127.0.0.1:" + controllerManagerPort + "/healthz"),
+          null,
+          START_TIMEOUT);
+      Probe.awaitOk(
+          scheduler,
+          URI.create("https://127.0.0.1:" + schedulerPort + "/healthz"),
+          null,
+          START_TIMEOUT);
+      // The service-account controller creating "default" shows the controllers really run.
+      Probe.awaitTrue(
+          controllerManager,
+          "create the default service account",
+          START_TIMEOUT,
+          () ->
+              client().serviceAccounts().inNamespace("default").withName("default").get() != null);
+    } catch (RuntimeException e) {
+      Path kept = saveLogs("start-up-failure");
+      close();
+      throw new IllegalStateException(
+          "the test control plane did not start; component logs kept in " + kept, e);
+    }
+    log.info(
+        "control plane up in {} ms: API server {}, binaries {}",
+        (System.nanoTime() - begin) / 1_000_000,
+        apiServerUrl(),
+        binaries);
+  }
+
+  /** Starts kube-apiserver (again) on its port and waits until it is ready. */
+  public void startApiServer() {
+    apiServer.start();
+    Probe.awaitOk(
+        apiServer, URI.create(apiServerUrl() + "/readyz"), files.adminToken, START_TIMEOUT);
+  }
+
+  /**
+   * Stops kube-apiserver, leaving etcd and the controllers running, so tests can see what kipam
+   * does while the API is unreachable. {@link #startApiServer()} brings it back on the same port.
+   */
+  public void stopApiServer() {
+    apiServer.stop();
+  }
+
+  public String apiServerUrl() {
+    return "https://127.0.0.1:" + apiServerPort;
+  }
+
+  /** A client configuration for the cluster administrator, independent of any ~/.kube/config. */
+  public Config adminConfig() {
+    return new ConfigBuilder(Config.empty())
+        .withMasterUrl(apiServerUrl())
+        .withCaCertFile(files.apiServerCertificate().toString())
+        .withOauthToken(files.adminToken)
+        .withNamespace("default")
+        .build();
+  }
+
+  /** A shared administrator client; do not close it. */
+  public synchronized KubernetesClient client() {
+    if (client == null) {
+      client = new KubernetesClientBuilder().withConfig(adminConfig()).build();
+    }
+    return client;
+  }
+
+  /** A kubeconfig file for the cluster administrator, for kubectl and kipam's own processes. */
+  public Path adminKubeconfig() {
+    return files.kubeconfig(ControlPlaneFiles.ADMIN_USER);
+  }
+
+  /** A control-plane binary such as {@code kubectl}. */
+  public Path binary(String name) {
+    return binaries.resolve(name);
+  }
+
+  /**
+   * Copies every component's log into {@code target/control-plane-logs/<label>} (or the directory
+   * the {@code kipam.controlPlaneLogs} system property names) and returns that directory.
+   */
+  public Path saveLogs(String label) {
+    Path target =
+        Path.of(System.getProperty("kipam.controlPlaneLogs", "target/control-plane-logs"))
+            .resolve(label.replaceAll("[^A-Za-z0-9._-]", "_"))
+            .toAbsolutePath();
+    try {
+      Files.createDirectories(target);
+      for (ManagedProcess p : List.of(etcd, apiServer, controllerManager, scheduler)) {
+        if (Files.exists(p.logFile())) {
+          Files.copy(
+              p.logFile(),
+              target.resolve(p.logFile().getFileName()),
+              StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("could not keep the control-plane logs in {}: {}", target, e.toString());
+    }
+    return target;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (client != null) {
+      client.close();
+      client = null;
+    }
+    for (ManagedProcess p : List.of(scheduler, controllerManager, apiServer, etcd)) {
+      p.stop();
+    }
+    deleteRecursively(workDir);
+  }
+
+  private static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      log.warn("could not remove {}: {}", dir, e.toString());
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException("no free loopback port", e);
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.kipam.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HexFormat;
+
+/**
+ * The files a fresh control plane needs before it starts: the service-account signing key pair, the
+ * static token file that names the test identities, and a kubeconfig for the components and
+ * kubectl. Everything is made anew for each control plane and lives in its work directory.
+ */
+final class ControlPlaneFiles {
+
+  static final String ADMIN_USER = "kipam-test-admin";
+  static final String CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
+  static final String SCHEDULER_USER = "system:kube-scheduler";
+
+  private final Path dir;
+  final String adminToken = randomToken();
+  final String controllerManagerToken = randomToken();
+  final String schedulerToken = randomToken();
+
+  ControlPlaneFiles(Path dir) {
+    this.dir = dir;
+  }
+
+  Path pkiDir() {
+    return dir.resolve("pki");
+  }
+
+  Path serviceAccountKey() {
+    return pkiDir().resolve("service-account.key");
+  }
+
+  Path serviceAccountPublicKey() {
+    return pkiDir().resolve("service-account.pub");
+  }
+
+  /** kube-apiserver writes its self-signed serving certificate (and its CA) here. */
+  Path apiServerCertificate() {
+    return pkiDir().resolve("apiserver.crt");
+  }
+
+  Path tokenFile() {
+    return dir.resolve("tokens.csv");
+  }
+
+  Path kubeconfig(String user) {
+    return dir.resolve("kubeconfig-" + user.replace(':', '-'));
+  }
+
+  void writeKeysAndTokens() {
+    try {
+      Files.createDirectories(pkiDir());
+      KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+      generator.initialize(2048);
+      KeyPair pair = generator.generateKeyPair();
+      write(serviceAccountKey(), pem("PRIVATE KEY", pair.getPrivate().getEncoded()));
+      write(serviceAccountPublicKey(), pem("PUBLIC KEY", pair.getPublic().getEncoded()));
+      // The test identities are members of system:masters: kipam's own components get their
+      // least-privilege roles from config/rbac, tested separately with their own identities.
+      write(
+          tokenFile(),
+          String.join(
+              "\n",
+              tokenLine(adminToken, ADMIN_USER),
+              tokenLine(controllerManagerToken, CONTROLLER_MANAGER_USER),
+              tokenLine(schedulerToken, SCHEDULER_USER),
+              ""));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no RSA in this JDK", e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create " + pkiDir(), e);
+    }
+  }
+
+  Path writeKubeconfig(String user, String token, String server) {
+    String yaml =
+        String.join(
+            "\n",
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: kipam-test",
+            "  cluster:",
+            "    server: " + server,
+            "    certificate-authority: " + apiServerCertificate(),
+            "users:",
+            "- name: " + user,
+            "  user:",
+            "    token: " + token,
+            "contexts:",
+            "- name: kipam-test",
+            "  context:",
+            "    cluster: kipam-test",
+            "    user: " + user,
+            "current-context: kipam-test",
+            "");
+    Path file = kubeconfig(user);
+    write(file, yaml);
+    return file;
+  }
+
+  private static String tokenLine(String token, String user) {
+    return token + "," + user + "," + user + ",\"system:masters\"";
+  }
+
+  private static String pem(String type, byte[] der) {
+    String body =
+        Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
+    return "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n";
+  }
+
+  private static String randomToken() {
+    byte[] bytes = new byte[24];
+    new SecureRandom().nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  private static void write(Path file, String content) {
+    try {
+      Files.writeString(file, content, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file, e);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package io.kipam.testing;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Objects that many tests need and that take a few steps to make right on a kubelet-less cluster.
+ */
+public final class Fixtures {
+
+  private Fixtures() {}
+
+  /** A name no other test of this run uses: {@code prefix} plus a random suffix. */
+  public static String uniqueName(String prefix) {
+    return prefix + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
+  }
+
+  /**
+   * Creates a namespace and waits for its default service account, without which the API server's
+   * ServiceAccount admission refuses Pods, exactly as in a real cluster right after namespace
+   * creation.
+   */
+  public static String namespace(KubernetesClient client, String prefix) {
+    String name = uniqueName(prefix);
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
+    awaitCondition(
+        "default service account in namespace " + name,
+        Duration.ofSeconds(60),
+        () -> client.serviceAccounts().inNamespace(name).withName("default").get() != null);
+    return name;
+  }
+
+  /**
+   * Registers a Node object as a kubelet would, Ready and with room for pods. With no kubelet and
+   * no node lifecycle controller, two things are done by hand: the Ready condition is written to
+   * the status, and the {@code node.kubernetes.io/not-ready} taint that admission puts on every new
+   * Node is removed, as the lifecycle controller would once the node reports Ready.
+   */
+  public static Node registerNode(KubernetesClient client, String name) {
+    Node node =
+        client
+            .nodes()
+            .resource(
+                new NodeBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux"))
+                    .endMetadata()
+                    .build())
+            .create();
+    Map<String, Quantity> capacity =
+        Map.of(
+            "cpu", new Quantity("8"),
+            "memory", new Quantity("32Gi"),
+            "pods", new Quantity("250"));
+    node.setStatus(
+        new io.fabric8.kubernetes.api.model.NodeStatusBuilder()
+            .withCapacity(capacity)
+            .withAllocatable(capacity)
+            .addNewCondition()
+            .withType("Ready")
+            .withStatus("True")
+            .withReason("KubeletReady")
+            .withMessage("registered by a kipam test")
+            .withLastHeartbeatTime(Instant.now().toString())
+            .withLastTransitionTime(Instant.now().toString())
+            .endCondition()
+            .build());
+    client.nodes().resource(node).updateStatus();
+    return client
+        .nodes()
+        .withName(name)
+        .edit(
+            n -> {
+              if (n.getSpec() != null && n.getSpec().getTaints() != null) {
+                n.getSpec()
+                    .setTaints(
+                        n.getSpec().getTaints().stream()
+                            .filter(t -> !t.getKey().startsWith("node.kubernetes.io/"))
+                            .toList());
+              }
+              return n;
+            });
+  }
+
+  /**
+   * Polls until {@code condition} holds; for fixtures, where Awaitility is not on the classpath.
+   */
+  static void awaitCondition(
+      String what, Duration timeout, java.util.function.BooleanSupplier condition) {
+    Instant deadline = Instant.now().plus(timeout);
+    while (!condition.getAsBoolean()) {
+      if (Instant.now().isAfter(deadline)) {
+        throw new IllegalStateException(
+            "timed out after " + timeout.toSeconds() + "s waiting for " + what);
+      }
+      Probe.sleep(Duration.ofMillis(100));
+    }
+  }
+}

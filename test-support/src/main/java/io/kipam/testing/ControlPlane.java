@@ -43,7 +43,8 @@ public final class ControlPlane implements AutoCloseable {
           "serviceaccount-token-controller",
           "pod-garbage-collector-controller",
           "clusterrole-aggregation-controller",
-          "root-ca-certificate-publisher-controller");
+          "root-ca-certificate-publisher-controller",
+          "validatingadmissionpolicy-status-controller");
 
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
   private static ControlPlane shared;

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Collects the address fields of an IPPool spec as the user wrote them and validates them into a
@@ -94,7 +95,7 @@ public final class PoolLayoutBuilder {
       errors
           .parse(field, exclude.get(i), PoolLayoutBuilder::parseExclude)
           .filter(e -> sameFamily(errors, field, e, e.family(), pool))
-          .filter(e -> isInside(errors, field, e, pool.map(c -> c.contains(e)), pool))
+          .filter(e -> isInside(errors, field, e, c -> c.contains(e), pool))
           .ifPresent(excludes::add);
     }
     Optional<IpAddress> gw =
@@ -144,7 +145,7 @@ public final class PoolLayoutBuilder {
     return errors
         .parse(field, text, IpAddress::parse)
         .filter(a -> sameFamily(errors, field, a, a.family(), pool))
-        .filter(a -> isInside(errors, field, a, pool.map(c -> c.contains(a)), pool));
+        .filter(a -> isInside(errors, field, a, c -> c.contains(a), pool));
   }
 
   private static boolean sameFamily(
@@ -167,15 +168,11 @@ public final class PoolLayoutBuilder {
   }
 
   private static boolean isInside(
-      FieldErrors errors,
-      String field,
-      Object value,
-      Optional<Boolean> inside,
-      Optional<Cidr> pool) {
-    if (inside.orElse(true)) {
+      FieldErrors errors, String field, Object value, Predicate<Cidr> inside, Optional<Cidr> pool) {
+    if (pool.isEmpty() || inside.test(pool.get())) {
       return true;
     }
-    errors.add(field, quote(value) + " is not inside " + CIDR + " " + quote(pool.orElseThrow()));
+    errors.add(field, quote(value) + " is not inside " + CIDR + " " + quote(pool.get()));
     return false;
   }
 

@@ -1,0 +1,45 @@
+package io.kipam.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Kept current by the holding node's daemon (coalesced) and read by the operator. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class IPBlockStatus {
+
+  @JsonPropertyDescription("Addresses of the block currently allocated on its node.")
+  private Long allocated;
+
+  @JsonPropertyDescription("The release handshake, when the operator has asked for the block back.")
+  private BlockRelease release;
+
+  @JsonPropertyDescription("Conditions of the block, e.g. Duplicate when an address is held twice.")
+  private List<Condition> conditions = new ArrayList<>();
+
+  public Long getAllocated() {
+    return allocated;
+  }
+
+  public void setAllocated(Long allocated) {
+    this.allocated = allocated;
+  }
+
+  public BlockRelease getRelease() {
+    return release;
+  }
+
+  public void setRelease(BlockRelease release) {
+    this.release = release;
+  }
+
+  public List<Condition> getConditions() {
+    return conditions;
+  }
+
+  public void setConditions(List<Condition> conditions) {
+    this.conditions = conditions;
+  }
+}

@@ -1,0 +1,87 @@
+package io.kipam.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the operator observed of a pool. Address counts are decimal strings: an IPv6 pool can hold
+ * more addresses than a 64-bit integer can count (a /64 holds 2^64), and the status must stay true.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class IPPoolStatus {
+
+  @Pattern("^[0-9]+$")
+  @JsonPropertyDescription(
+      "Addresses the pool can hand out in all (range minus excludes, gateway, network and"
+          + " broadcast addresses), as an exact decimal string.")
+  private String capacity;
+
+  @JsonPropertyDescription("Addresses currently allocated, summed over the pool's blocks.")
+  private Long allocated;
+
+  @Pattern("^[0-9]+$")
+  @JsonPropertyDescription("capacity minus allocated, as an exact decimal string.")
+  private String available;
+
+  @JsonPropertyDescription("Number of IPBlocks leased from the pool.")
+  private Integer blocks;
+
+  @JsonPropertyDescription("The spec generation this status describes.")
+  private Long observedGeneration;
+
+  @JsonPropertyDescription(
+      "Ready (daemons may allocate), Exhausted (no assignable address is left) and Terminating.")
+  private List<Condition> conditions = new ArrayList<>();
+
+  public String getCapacity() {
+    return capacity;
+  }
+
+  public void setCapacity(String capacity) {
+    this.capacity = capacity;
+  }
+
+  public Long getAllocated() {
+    return allocated;
+  }
+
+  public void setAllocated(Long allocated) {
+    this.allocated = allocated;
+  }
+
+  public String getAvailable() {
+    return available;
+  }
+
+  public void setAvailable(String available) {
+    this.available = available;
+  }
+
+  public Integer getBlocks() {
+    return blocks;
+  }
+
+  public void setBlocks(Integer blocks) {
+    this.blocks = blocks;
+  }
+
+  public Long getObservedGeneration() {
+    return observedGeneration;
+  }
+
+  public void setObservedGeneration(Long observedGeneration) {
+    this.observedGeneration = observedGeneration;
+  }
+
+  public List<Condition> getConditions() {
+    return conditions;
+  }
+
+  public void setConditions(List<Condition> conditions) {
+    this.conditions = conditions;
+  }
+}

@@ -24,10 +24,13 @@ public final class Cidr implements Comparable<Cidr> {
 
   private final IpAddress network;
   private final int prefixLength;
+  // Kept because blocks, contains() and ranges ask for it constantly.
+  private final IpAddress last;
 
   private Cidr(IpAddress network, int prefixLength) {
     this.network = network;
     this.prefixLength = prefixLength;
+    this.last = network.add(size().subtract(BigInteger.ONE));
   }
 
   /**
@@ -35,6 +38,14 @@ public final class Cidr implements Comparable<Cidr> {
    * ("'10.0.0.1/24' has host bits set; the network is '10.0.0.0/24'").
    */
   public static Cidr parse(String text) {
+    return parse(text, false);
+  }
+
+  /**
+   * {@link #parse(String)}, optionally letting IPv4-mapped IPv6 ranges through: a pool's excludes
+   * may name them, as that is how an IPv6 pool spanning ::ffff:0:0/96 keeps them out of use.
+   */
+  static Cidr parse(String text, boolean allowIpv4Mapped) {
     Messages.requirePlainText(text, "a CIDR", Cidr::parse);
     int slash = text.indexOf('/');
     if (slash < 0) {
@@ -54,7 +65,7 @@ public final class Cidr implements Comparable<Cidr> {
     if (!cidr.toString().equals(text)) {
       throw invalid(text, "is not canonical; write " + quote(cidr));
     }
-    if (IPV4_MAPPED.contains(cidr)) {
+    if (!allowIpv4Mapped && IPV4_MAPPED.contains(cidr)) {
       throw invalid(
           text,
           "is an IPv4-mapped IPv6 range; write the IPv4 CIDR "
@@ -142,7 +153,7 @@ public final class Cidr implements Comparable<Cidr> {
   }
 
   public IpAddress last() {
-    return network.add(size().subtract(BigInteger.ONE));
+    return last;
   }
 
   /** The number of addresses, 2^hostBits: exact even for an IPv6 /0 (2^128). */
@@ -158,10 +169,8 @@ public final class Cidr implements Comparable<Cidr> {
   /** True if {@code address} is of this family and inside this network. */
   public boolean contains(IpAddress address) {
     return address.family() == family()
-        && address
-            .toBigInteger()
-            .shiftRight(hostBits())
-            .equals(network.toBigInteger().shiftRight(hostBits()));
+        && network.compareTo(address) <= 0
+        && address.compareTo(last) <= 0;
   }
 
   /** True if every address of {@code other} is inside this network (so also for equal networks). */

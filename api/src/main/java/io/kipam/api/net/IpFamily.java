@@ -15,11 +15,13 @@ public enum IpFamily {
   private final int bits;
   private final String displayName;
   private final BigInteger addressCount;
+  private final BigInteger maxValue;
 
   IpFamily(int bits, String displayName) {
     this.bits = bits;
     this.displayName = displayName;
     this.addressCount = BigInteger.ONE.shiftLeft(bits);
+    this.maxValue = addressCount.subtract(BigInteger.ONE);
   }
 
   /** The address width in bits: 32 or 128. This is also the host prefix length (/32, /128). */
@@ -34,7 +36,7 @@ public enum IpFamily {
 
   /** The largest address value: 2^bits - 1. */
   BigInteger maxValue() {
-    return addressCount.subtract(BigInteger.ONE);
+    return maxValue;
   }
 
   /** "IPv4" or "IPv6", the spelling used in messages. */

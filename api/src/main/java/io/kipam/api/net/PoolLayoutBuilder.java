@@ -18,8 +18,9 @@ import java.util.function.Predicate;
  * and lies between the pool's prefix length and the host prefix (32 or 128), both included. {@code
  * spec.rangeStart} and {@code spec.rangeEnd} lie inside the CIDR with start not after end; either
  * defaults to the CIDR's edge. Each {@code spec.exclude[i]} is a CIDR or a single address inside
- * the CIDR. {@code spec.gateway} is of the pool's family and may lie outside the CIDR (as with a
- * link-local next hop); it is never handed out.
+ * the CIDR; unlike {@code spec.cidr} it may be an IPv4-mapped IPv6 range, so that a pool spanning
+ * ::ffff:0:0/96 can keep those addresses out of use. {@code spec.gateway} is of the pool's family
+ * and may lie outside the CIDR (as with a link-local next hop); it is never handed out.
  */
 public final class PoolLayoutBuilder {
 
@@ -92,6 +93,9 @@ public final class PoolLayoutBuilder {
     List<Cidr> excludes = new ArrayList<>();
     for (int i = 0; i < exclude.size(); i++) {
       String field = EXCLUDE + "[" + i + "]";
+      if (exclude.get(i) == null) {
+        errors.add(field, "required; an exclude is a CIDR or an address");
+      }
       errors
           .parse(field, exclude.get(i), PoolLayoutBuilder::parseExclude)
           .filter(e -> sameFamily(errors, field, e, e.family(), pool))
@@ -111,7 +115,7 @@ public final class PoolLayoutBuilder {
   /** An exclude is a CIDR, or a single address standing for its /32 or /128. */
   private static Cidr parseExclude(String text) {
     if (text.indexOf('/') >= 0) {
-      return Cidr.parse(text);
+      return Cidr.parse(text, true);
     }
     IpAddress address = IpAddress.parse(text);
     return Cidr.of(address, address.family().bits());

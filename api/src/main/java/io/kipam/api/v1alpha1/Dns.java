@@ -11,7 +11,7 @@ public class Dns {
 
   @Size(max = 8)
   @JsonPropertyDescription("Name server addresses, in order of preference.")
-  private List<String> nameservers;
+  private List<@Size(max = 45) String> nameservers;
 
   @Size(max = 253)
   @JsonPropertyDescription("The local domain used for short host name lookups.")
@@ -19,11 +19,11 @@ public class Dns {
 
   @Size(max = 32)
   @JsonPropertyDescription("Search domains, in order.")
-  private List<String> search;
+  private List<@Size(max = 253) String> search;
 
   @Size(max = 32)
   @JsonPropertyDescription("Resolver options, e.g. ndots:5.")
-  private List<String> options;
+  private List<@Size(max = 64) String> options;
 
   public List<String> getNameservers() {
     return nameservers;

@@ -22,29 +22,27 @@ import java.util.List;
     value = PoolRules.RANGE_START_INSIDE,
     message = PoolRules.RANGE_START_INSIDE_MESSAGE)
 @ValidationRule(value = PoolRules.RANGE_END_INSIDE, message = PoolRules.RANGE_END_INSIDE_MESSAGE)
-@ValidationRule(value = PoolRules.RANGE_ORDERED, message = PoolRules.RANGE_ORDERED_MESSAGE)
+@ValidationRule(value = RangeOrderRule.RULE, message = RangeOrderRule.MESSAGE)
 @ValidationRule(
     value = PoolRules.EXCLUDES_INSIDE,
     messageExpression = PoolRules.EXCLUDES_INSIDE_MESSAGE)
 @ValidationRule(value = PoolRules.GATEWAY_INSIDE, message = PoolRules.GATEWAY_INSIDE_MESSAGE)
 @ValidationRule(
     value = PoolRules.BLOCK_SIZE_NOT_WIDER,
-    messageExpression = PoolRules.BLOCK_SIZE_NOT_WIDER_MESSAGE)
+    message = PoolRules.BLOCK_SIZE_NOT_WIDER_MESSAGE)
 @ValidationRule(
     value = PoolRules.BLOCK_SIZE_IN_FAMILY,
-    messageExpression = PoolRules.BLOCK_SIZE_IN_FAMILY_MESSAGE)
+    message = PoolRules.BLOCK_SIZE_IN_FAMILY_MESSAGE)
 @ValidationRule(value = PoolRules.ROUTES_VALID, message = PoolRules.ROUTES_VALID_MESSAGE)
 public class IPPoolSpec {
 
   @Required
   @Size(max = 49)
   @ValidationRule(value = PoolRules.CIDR_PARSES, message = PoolRules.CIDR_PARSES_MESSAGE)
-  @ValidationRule(
-      value = PoolRules.CIDR_CANONICAL,
-      messageExpression = PoolRules.CIDR_CANONICAL_MESSAGE)
+  @ValidationRule(value = PoolRules.CIDR_CANONICAL, message = PoolRules.CIDR_CANONICAL_MESSAGE)
   @ValidationRule(
       value = PoolRules.CIDR_NO_HOST_BITS,
-      messageExpression = PoolRules.CIDR_NO_HOST_BITS_MESSAGE)
+      message = PoolRules.CIDR_NO_HOST_BITS_MESSAGE)
   @JsonPropertyDescription(
       "The pool's network in canonical form, e.g. 10.244.0.0/16 or fd00:10:244::/56. One IP family"
           + " per pool: a dual-stack attachment uses one IPv4 and one IPv6 pool.")
@@ -69,7 +67,7 @@ public class IPPoolSpec {
   @Size(max = 256)
   @JsonPropertyDescription(
       "Addresses (10.0.0.7) and CIDRs (10.0.0.64/28) inside spec.cidr that are never handed out.")
-  private List<String> exclude;
+  private List<@Size(max = 49) String> exclude;
 
   @Size(max = 45)
   @ValidationRule(

@@ -1,0 +1,61 @@
+package io.kipam.testing;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Installs kipam's CRDs from {@code config/crd}, the files users apply, rather than from the
+ * classes, so tests exercise exactly what ships.
+ */
+public final class KipamCrds {
+
+  private KipamCrds() {}
+
+  /** Applies every CRD in config/crd (server-side apply, idempotent) and waits until served. */
+  public static synchronized void install(KubernetesClient client) {
+    for (Path file : files()) {
+      try (InputStream in = Files.newInputStream(file)) {
+        CustomResourceDefinition crd =
+            client.apiextensions().v1().customResourceDefinitions().load(in).item();
+        client.resource(crd).forceConflicts().serverSideApply();
+        String name = crd.getMetadata().getName();
+        Fixtures.awaitCondition(
+            "CRD " + name + " to be established",
+            Duration.ofSeconds(60),
+            () ->
+                established(
+                    client.apiextensions().v1().customResourceDefinitions().withName(name).get()));
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + file, e);
+      }
+    }
+  }
+
+  /** The CRD files, from the checkout's config/crd. */
+  public static List<Path> files() {
+    Path dir = ControlPlaneBinaries.repositoryRoot().resolve("config/crd");
+    try (Stream<Path> files = Files.list(dir)) {
+      return files
+          .filter(f -> f.getFileName().toString().endsWith(".kipam.io.yaml"))
+          .sorted()
+          .toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + dir, e);
+    }
+  }
+
+  private static boolean established(CustomResourceDefinition crd) {
+    return crd != null
+        && crd.getStatus() != null
+        && crd.getStatus().getConditions().stream()
+            .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+}

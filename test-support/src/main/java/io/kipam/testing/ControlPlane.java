@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -239,6 +240,32 @@ public final class ControlPlane implements AutoCloseable {
   /** A kubeconfig file for the cluster administrator, for kubectl and kipam's own processes. */
   public Path adminKubeconfig() {
     return files.kubeconfig(ControlPlaneFiles.ADMIN_USER);
+  }
+
+  /**
+   * Runs kubectl as the cluster administrator and returns what it printed on stdout; a non-zero
+   * exit fails with kubectl's stderr.
+   */
+  public String kubectl(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(binary("kubectl").toString());
+    command.add("--kubeconfig=" + adminKubeconfig());
+    command.addAll(List.of(args));
+    try {
+      Process kubectl = new ProcessBuilder(command).start();
+      kubectl.getOutputStream().close();
+      String out = new String(kubectl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      String err = new String(kubectl.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (kubectl.waitFor() != 0) {
+        throw new IllegalStateException("kubectl " + String.join(" ", args) + " failed: " + err);
+      }
+      return out;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run kubectl", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running kubectl", e);
+    }
   }
 
   /** A control-plane binary such as {@code kubectl}. */

@@ -17,13 +17,14 @@ fail() {
   exit 1
 }
 
-command -v go >/dev/null || fail "Go is not installed, and it is needed once to build the test control plane.
-  Install Go 1.26 or newer (Debian: apt-get install golang; or a release from the Go project), then rerun."
-
 version=$(sed -n 's/^\tk8s.io\/kubernetes \(v[^ ]*\)$/\1/p' "$here/go.mod")
 [ -n "$version" ] || fail "no k8s.io/kubernetes requirement in $here/go.mod; regenerate it with bump.sh"
 etcd_version=$(sed -n 's/^\tgo.etcd.io\/etcd\/server\/v3 \(v[^ ]*\)$/\1/p' "$here/go.mod")
-arch=$(go env GOARCH)
+case $(uname -m) in
+  x86_64) arch=amd64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) fail "no control-plane build for machine type $(uname -m)" ;;
+esac
 root=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}
 dir="$root/k8s/${version#v}-linux-$arch"
 
@@ -41,6 +42,10 @@ if complete; then
   echo "$dir"
   exit 0
 fi
+
+command -v go >/dev/null || fail "Go is not installed, and it is needed once to build the test control plane.
+  Install Go 1.21 or newer (an older Go than go.mod asks for fetches the right toolchain itself
+  through the Go module proxy), then rerun."
 
 start=$(date +%s)
 echo "Control plane ${version} (etcd ${etcd_version}): building from Go modules into $dir" >&2

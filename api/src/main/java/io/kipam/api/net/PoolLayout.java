@@ -165,13 +165,12 @@ public final class PoolLayout {
   public Iterable<IpAddress> assignable(Cidr block) {
     requireBlock(block);
     Optional<AddressRange> window = window(block);
-    return () ->
-        window
-            .<Iterator<IpAddress>>map(
-                w ->
-                    new AssignableIterator(
-                        family(), unassignable, w.start().toBigInteger(), w.end().toBigInteger()))
-            .orElse(List.<IpAddress>of().iterator());
+    if (window.isEmpty()) {
+      return List.of();
+    }
+    BigInteger from = window.get().start().toBigInteger();
+    BigInteger to = window.get().end().toBigInteger();
+    return () -> new AssignableIterator(family(), unassignable, from, to);
   }
 
   /**
@@ -183,15 +182,13 @@ public final class PoolLayout {
    */
   public IpAddress assignableAt(Cidr block, BigInteger index) {
     requireBlock(block);
-    BigInteger value =
-        index.signum() < 0
-            ? null
-            : window(block)
-                .map(
-                    w ->
-                        unassignable.nthOutside(
-                            w.start().toBigInteger(), w.end().toBigInteger(), index))
-                .orElse(null);
+    Optional<AddressRange> window = window(block);
+    BigInteger value = null;
+    if (window.isPresent() && index.signum() >= 0) {
+      BigInteger from = window.get().start().toBigInteger();
+      BigInteger to = window.get().end().toBigInteger();
+      value = unassignable.nthOutside(from, to, index);
+    }
     if (value == null) {
       throw new IllegalArgumentException(
           "block "

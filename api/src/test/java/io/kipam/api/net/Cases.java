@@ -5,7 +5,7 @@ import java.util.Random;
 /**
  * Runs generated test cases from a seeded {@link Random}, one seed per case, and names the seed in
  * any failure so the case can be replayed. The base seed is fixed so builds are repeatable; pass
- * {@code -Dkipam.seed=N} to explore other cases.
+ * {@code -Dkipam.seed=N} to explore other cases, or to start at a failed case's seed.
  */
 final class Cases {
 
@@ -29,11 +29,9 @@ final class Cases {
                 + i
                 + " failed with seed "
                 + seed
-                + " (base seed "
-                + BASE_SEED
-                + "; replay with new Random("
+                + " (-Dkipam.seed="
                 + seed
-                + ")): "
+                + " replays it as case 0): "
                 + failure.getMessage(),
             failure);
       }

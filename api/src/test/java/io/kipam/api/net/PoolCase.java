@@ -61,14 +61,18 @@ record PoolCase(
         .build();
   }
 
-  /** The rule as PoolLayout's Javadoc states it. */
+  /** The rule as PoolLayout's Javadoc states it. Plain loops: it runs for every address. */
   boolean assignable(IpAddress address) {
     if (!cidr.contains(address)
-        || rangeStart.filter(s -> address.compareTo(s) < 0).isPresent()
-        || rangeEnd.filter(e -> address.compareTo(e) > 0).isPresent()
-        || excludes.stream().anyMatch(e -> e.contains(address))
-        || gateway.filter(address::equals).isPresent()) {
+        || (rangeStart.isPresent() && address.compareTo(rangeStart.get()) < 0)
+        || (rangeEnd.isPresent() && address.compareTo(rangeEnd.get()) > 0)
+        || address.equals(gateway.orElse(null))) {
       return false;
+    }
+    for (Cidr exclude : excludes) {
+      if (exclude.contains(address)) {
+        return false;
+      }
     }
     boolean v4 = cidr.family() == IpFamily.V4;
     boolean pointToPoint = cidr.prefixLength() >= (v4 ? 31 : 127);

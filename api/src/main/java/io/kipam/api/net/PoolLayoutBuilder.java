@@ -14,13 +14,14 @@ import java.util.function.Predicate;
  * Cidr}); null means the optional field is absent. {@link #build()} reports every problem at once
  * in an {@link InvalidPoolSpecException} whose errors name the field.
  *
- * <p>Rules: {@code spec.cidr} is required and not IPv4-mapped. {@code spec.blockSize} is required
- * and lies between the pool's prefix length and the host prefix (32 or 128), both included. {@code
- * spec.rangeStart} and {@code spec.rangeEnd} lie inside the CIDR with start not after end; either
- * defaults to the CIDR's edge. Each {@code spec.exclude[i]} is a CIDR or a single address inside
- * the CIDR; unlike {@code spec.cidr} it may be an IPv4-mapped IPv6 range, so that a pool spanning
- * ::ffff:0:0/96 can keep those addresses out of use. {@code spec.gateway} is of the pool's family
- * and may lie outside the CIDR (as with a link-local next hop); it is never handed out.
+ * <p>Rules: {@code spec.cidr} is required and not IPv4-mapped. {@code spec.blockSize} lies between
+ * the pool's prefix length and the host prefix (32 or 128), both included; when absent it is {@link
+ * #defaultBlockSize(Cidr)}. {@code spec.rangeStart} and {@code spec.rangeEnd} lie inside the CIDR
+ * with start not after end; either defaults to the CIDR's edge. Each {@code spec.exclude[i]} is a
+ * CIDR or a single address inside the CIDR; unlike {@code spec.cidr} it may be an IPv4-mapped IPv6
+ * range, so that a pool spanning ::ffff:0:0/96 can keep those addresses out of use. {@code
+ * spec.gateway} is of the pool's family and may lie outside the CIDR (as with a link-local next
+ * hop); it is never handed out.
  */
 public final class PoolLayoutBuilder {
 
@@ -30,6 +31,12 @@ public final class PoolLayoutBuilder {
   static final String EXCLUDE = "spec.exclude";
   static final String GATEWAY = "spec.gateway";
   static final String BLOCK_SIZE = "spec.blockSize";
+
+  /** The block size of an IPv4 pool that names none: 64 addresses, Calico's default too. */
+  public static final int DEFAULT_IPV4_BLOCK_SIZE = 26;
+
+  /** The block size of an IPv6 pool that names none: 64 addresses, Calico's default too. */
+  public static final int DEFAULT_IPV6_BLOCK_SIZE = 122;
 
   private String cidr;
   private String rangeStart;
@@ -109,7 +116,18 @@ public final class PoolLayoutBuilder {
     errors.throwIfAny();
     Cidr c = pool.orElseThrow();
     AddressRange range = AddressRange.of(start.orElse(c.first()), end.orElse(c.last()));
-    return new PoolLayout(c, range, excludes, gw, blockSize);
+    int size = blockSize != null ? blockSize : defaultBlockSize(c);
+    return new PoolLayout(c, range, excludes, gw, size);
+  }
+
+  /**
+   * The block size used when {@code spec.blockSize} is absent: /26 for IPv4 and /122 for IPv6, or
+   * the pool's own prefix length when the pool is smaller than that.
+   */
+  public static int defaultBlockSize(Cidr pool) {
+    int preferred =
+        pool.family() == IpFamily.V4 ? DEFAULT_IPV4_BLOCK_SIZE : DEFAULT_IPV6_BLOCK_SIZE;
+    return Math.max(preferred, pool.prefixLength());
   }
 
   /** An exclude is a CIDR, or a single address standing for its /32 or /128. */
@@ -126,8 +144,9 @@ public final class PoolLayoutBuilder {
         pool.map(c -> "; use a prefix length from " + c.prefixLength() + " to " + c.family().bits())
             .orElse("");
     if (blockSize == null) {
-      errors.add(BLOCK_SIZE, "required" + allowed);
-    } else if (blockSize < 0 || blockSize > IpFamily.V6.bits()) {
+      return;
+    }
+    if (blockSize < 0 || blockSize > IpFamily.V6.bits()) {
       errors.add(BLOCK_SIZE, blockSize + " is not a prefix length" + allowed);
     } else if (pool.isPresent() && blockSize < pool.get().prefixLength()) {
       errors.add(

@@ -11,6 +11,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class PoolLayoutValidationTest {
@@ -28,8 +29,6 @@ class PoolLayoutValidationTest {
             "'10.0.0.1/24' has host bits set; the network is '10.0.0.0/24'"),
         invalid(v4().cidr("2001:DB8::/64").blockSize(64), "spec.cidr", "write '2001:db8::/64'"),
         invalid(v4().cidr("::ffff:a00:0/120").blockSize(128), "spec.cidr", "IPv4-mapped"),
-        invalid(
-            v4().blockSize(null), "spec.blockSize", "required; use a prefix length from 24 to 32"),
         invalid(v4().blockSize(20), "spec.blockSize", "20 is wider than the pool's /24"),
         invalid(v4().blockSize(33), "spec.blockSize", "33 is longer than the IPv4 host prefix"),
         invalid(v4().blockSize(-1), "spec.blockSize", "-1 is not a prefix length"),
@@ -118,6 +117,21 @@ class PoolLayoutValidationTest {
     assertThat(layout.range()).hasToString("2001:db8::100-2001:db8::ffff:ffff:ffff:ffff");
     assertThat(layout.excludes()).isEmpty();
     assertThat(layout.gateway()).contains(IpAddress.parse("2001:db8::1"));
+  }
+
+  @ParameterizedTest(name = "{0} defaults to /{1}")
+  @CsvSource({
+    "10.0.0.0/16, 26",
+    "10.0.0.0/26, 26",
+    "10.0.0.0/28, 28",
+    "10.0.0.1/32, 32",
+    "2001:db8::/64, 122",
+    "2001:db8::/125, 125"
+  })
+  void anAbsentBlockSizeDefaultsTo64AddressesOrTheWholePool(String cidr, int expected) {
+    PoolLayout layout = PoolLayout.builder().cidr(cidr).blockSize(null).build();
+    assertThat(layout.blockSize()).isEqualTo(expected);
+    assertThat(PoolLayoutBuilder.defaultBlockSize(Cidr.parse(cidr))).isEqualTo(expected);
   }
 
   @Test

@@ -20,8 +20,7 @@ import java.util.function.Predicate;
  * with start not after end; either defaults to the CIDR's edge. Each {@code spec.exclude[i]} is a
  * CIDR or a single address inside the CIDR; unlike {@code spec.cidr} it may be an IPv4-mapped IPv6
  * range, so that a pool spanning ::ffff:0:0/96 can keep those addresses out of use. {@code
- * spec.gateway} is of the pool's family and may lie outside the CIDR (as with a link-local next
- * hop); it is never handed out.
+ * spec.gateway} lies inside the CIDR, as admission requires, and is never handed out.
  */
 public final class PoolLayoutBuilder {
 
@@ -112,7 +111,8 @@ public final class PoolLayoutBuilder {
     Optional<IpAddress> gw =
         errors
             .parse(GATEWAY, gateway, IpAddress::parse)
-            .filter(g -> sameFamily(errors, GATEWAY, g, g.family(), pool));
+            .filter(g -> sameFamily(errors, GATEWAY, g, g.family(), pool))
+            .filter(g -> isInside(errors, GATEWAY, g, c -> c.contains(g), pool));
     errors.throwIfAny();
     Cidr c = pool.orElseThrow();
     AddressRange range = AddressRange.of(start.orElse(c.first()), end.orElse(c.last()));

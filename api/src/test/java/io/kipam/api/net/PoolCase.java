@@ -42,11 +42,7 @@ record PoolCase(
       texts.add(single ? exclude.network().toString() : exclude.toString());
     }
     Optional<IpAddress> gateway =
-        switch (random.nextInt(3)) {
-          case 0 -> Optional.empty();
-          case 1 -> Optional.of(RandomNets.addressIn(random, cidr));
-          default -> Optional.of(RandomNets.address(random, family));
-        };
+        random.nextInt(3) == 0 ? Optional.empty() : Optional.of(RandomNets.addressIn(random, cidr));
     return new PoolCase(cidr, start, end, excludes, texts, gateway, blockSize);
   }
 

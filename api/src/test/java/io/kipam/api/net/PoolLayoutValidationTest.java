@@ -58,6 +58,7 @@ class PoolLayoutValidationTest {
         invalid(v4().exclude(Arrays.asList("10.0.0.1", null)), "spec.exclude[1]", "required"),
         invalid(v4().gateway("10.0.0.01"), "spec.gateway", "leading zero"),
         invalid(v4().gateway("fe80::1"), "spec.gateway", "is IPv6 but spec.cidr"),
+        invalid(v4().gateway("169.254.1.1"), "spec.gateway", "is not inside spec.cidr"),
         invalid(v4().gateway("fe80::1%eth0"), "spec.gateway", "zone ID"));
   }
 

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
@@ -77,7 +80,7 @@ class KubectlColumnsIT {
 
   private static IPAddress address(String namespace, String ip, String pod, String node) {
     IPAddress address = new IPAddress();
-    String name = "pods-v4." + ip.replace('.', '-');
+    String name = ResourceNames.addressName("pods-v4", IpAddress.parse(ip));
     address.setMetadata(
         new ObjectMetaBuilder()
             .withName(name)
@@ -87,7 +90,7 @@ class KubectlColumnsIT {
     IPAddressSpec spec = new IPAddressSpec();
     spec.setIp(ip);
     spec.setPool("pods-v4");
-    spec.setBlock("pods-v4.10-244-0-0-26");
+    spec.setBlock(ResourceNames.blockName("pods-v4", Cidr.parse("10.244.0.0/26")));
     spec.setNode(node);
     spec.setPod(
         new PodReference(

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.time.Instant;
@@ -91,6 +92,21 @@ public final class Fixtures {
               }
               return n;
             });
+  }
+
+  /** Waits until the API server serves the custom resource defined by CRD {@code name}. */
+  public static void awaitEstablished(KubernetesClient client, String name) {
+    awaitCondition(
+        "CRD " + name + " to be established",
+        Duration.ofSeconds(60),
+        () -> {
+          CustomResourceDefinition crd =
+              client.apiextensions().v1().customResourceDefinitions().withName(name).get();
+          return crd != null
+              && crd.getStatus() != null
+              && crd.getStatus().getConditions().stream()
+                  .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+        });
   }
 
   /**

@@ -7,7 +7,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -26,13 +25,7 @@ public final class KipamCrds {
         CustomResourceDefinition crd =
             client.apiextensions().v1().customResourceDefinitions().load(in).item();
         client.resource(crd).forceConflicts().serverSideApply();
-        String name = crd.getMetadata().getName();
-        Fixtures.awaitCondition(
-            "CRD " + name + " to be established",
-            Duration.ofSeconds(60),
-            () ->
-                established(
-                    client.apiextensions().v1().customResourceDefinitions().withName(name).get()));
+        Fixtures.awaitEstablished(client, crd.getMetadata().getName());
       } catch (IOException e) {
         throw new UncheckedIOException("cannot read " + file, e);
       }
@@ -50,12 +43,5 @@ public final class KipamCrds {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list " + dir, e);
     }
-  }
-
-  private static boolean established(CustomResourceDefinition crd) {
-    return crd != null
-        && crd.getStatus() != null
-        && crd.getStatus().getConditions().stream()
-            .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 }

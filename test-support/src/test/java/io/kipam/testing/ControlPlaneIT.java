@@ -98,22 +98,7 @@ class ControlPlaneIT {
             .customResourceDefinitions()
             .resource(rangeCrd())
             .serverSideApply();
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () -> {
-              CustomResourceDefinition c =
-                  client
-                      .apiextensions()
-                      .v1()
-                      .customResourceDefinitions()
-                      .withName(crd.getMetadata().getName())
-                      .get();
-              return c.getStatus() != null
-                  && c.getStatus().getConditions().stream()
-                      .anyMatch(
-                          k -> k.getType().equals("Established") && k.getStatus().equals("True"));
-            });
+    Fixtures.awaitEstablished(client, crd.getMetadata().getName());
     ResourceDefinitionContext context =
         new ResourceDefinitionContext.Builder()
             .withGroup("tests.kipam.io")

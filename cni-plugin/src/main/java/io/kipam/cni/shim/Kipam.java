@@ -1,0 +1,135 @@
+package io.kipam.cni.shim;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@code kipam}, the CNI IPAM executable a container runtime calls. It uses java.base only and
+ * keeps no state: VERSION is answered here, every other command is forwarded with its CNI_*
+ * variables and configuration to {@code kipam-node} over the node's unix socket, and the daemon's
+ * answer is written to stdout with its exit code. When the daemon cannot be reached the runtime
+ * gets CNI error 11 ("try again later") naming the socket, so it retries instead of giving up.
+ */
+public final class Kipam {
+
+  static final Path DEFAULT_SOCKET = Path.of("/run/kipam/kipam.sock");
+  static final List<String> SUPPORTED_VERSIONS =
+      List.of("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0");
+  static final String NEWEST_VERSION = "1.1.0";
+
+  /** Configurations are small; the daemon refuses anything above 1 MiB with a clear error. */
+  static final int STDIN_LIMIT = 1 << 20;
+
+  static final String EXIT_CODE_HEADER = "kipam-exit-code";
+  static final int TRY_AGAIN_LATER = 11;
+
+  private Kipam() {}
+
+  public static void main(String[] args) {
+    int exit = run(System.getenv(), System.in, System.out);
+    System.out.flush();
+    System.exit(exit);
+  }
+
+  /** One CNI call: the runtime's environment, stdin and stdout; returns the exit code. */
+  static int run(Map<String, String> env, InputStream stdin, PrintStream stdout) {
+    byte[] config;
+    try {
+      // One byte past the limit is read so the daemon can tell an oversize configuration apart.
+      config = stdin.readNBytes(STDIN_LIMIT + 1);
+    } catch (IOException e) {
+      return error(
+          stdout, NEWEST_VERSION, 5, "cannot read the network configuration", e.getMessage());
+    }
+    Map<String, Object> json = MiniJson.parseObject(new String(config, StandardCharsets.UTF_8));
+    String cniVersion =
+        json.get("cniVersion") instanceof String v && SUPPORTED_VERSIONS.contains(v)
+            ? v
+            : NEWEST_VERSION;
+    if ("VERSION".equals(env.get("CNI_COMMAND"))) {
+      stdout.print(versionAnswer(cniVersion));
+      return 0;
+    }
+    Path socket = socket(json);
+    try {
+      UnixHttpClient.Response answer =
+          UnixHttpClient.post(socket, "/v1/cni", envelope(env, config));
+      if (answer.status() != 200 || !answer.headers().containsKey(EXIT_CODE_HEADER)) {
+        return error(
+            stdout,
+            cniVersion,
+            TRY_AGAIN_LATER,
+            "kipam-node at " + socket + " answered HTTP " + answer.status(),
+            new String(answer.body(), StandardCharsets.UTF_8));
+      }
+      stdout.write(answer.body());
+      return Integer.parseInt(answer.headers().get(EXIT_CODE_HEADER));
+    } catch (IOException | RuntimeException e) {
+      return error(
+          stdout,
+          cniVersion,
+          TRY_AGAIN_LATER,
+          "cannot reach kipam-node at " + socket,
+          e.getMessage() + "; check that the kipam-node pod on this node is running and ready");
+    }
+  }
+
+  /** The socket named by {@code ipam.socket} in the configuration, else the default. */
+  static Path socket(Map<String, Object> config) {
+    if (config.get("ipam") instanceof Map<?, ?> ipam && ipam.get("socket") instanceof String s) {
+      return Path.of(s);
+    }
+    return DEFAULT_SOCKET;
+  }
+
+  /** The request body: the CNI_* variables only (nothing else of the environment) and stdin. */
+  static byte[] envelope(Map<String, String> env, byte[] config) {
+    StringBuilder json = new StringBuilder("{\"env\":{");
+    String separator = "";
+    for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
+      if (e.getKey().startsWith("CNI_")) {
+        json.append(separator)
+            .append(MiniJson.quote(e.getKey()))
+            .append(':')
+            .append(MiniJson.quote(e.getValue()));
+        separator = ",";
+      }
+    }
+    json.append("},\"stdin\":\"").append(Base64.getEncoder().encodeToString(config)).append("\"}");
+    return json.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  static String versionAnswer(String cniVersion) {
+    StringBuilder versions = new StringBuilder();
+    for (String v : SUPPORTED_VERSIONS) {
+      versions.append(versions.length() == 0 ? "" : ",").append(MiniJson.quote(v));
+    }
+    return "{\"cniVersion\":"
+        + MiniJson.quote(cniVersion)
+        + ",\"supportedVersions\":["
+        + versions
+        + "]}";
+  }
+
+  private static int error(
+      PrintStream stdout, String cniVersion, int code, String msg, String details) {
+    stdout.print(
+        "{\"cniVersion\":"
+            + MiniJson.quote(cniVersion)
+            + ",\"code\":"
+            + code
+            + ",\"msg\":"
+            + MiniJson.quote(msg)
+            + ",\"details\":"
+            + MiniJson.quote(details == null ? "" : details)
+            + "}");
+    return 1;
+  }
+}

@@ -1,0 +1,144 @@
+package io.kipam.cni.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KipamTest {
+
+  @TempDir Path dir;
+
+  private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+
+  private int run(Map<String, String> env, String stdin) {
+    return Kipam.run(
+        env,
+        new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)),
+        new PrintStream(stdout, true, StandardCharsets.UTF_8));
+  }
+
+  private String out() {
+    return stdout.toString(StandardCharsets.UTF_8);
+  }
+
+  private String config(Path socket) {
+    return "{\"cniVersion\":\"1.0.0\",\"name\":\"net\",\"ipam\":{\"type\":\"kipam\","
+        + "\"pools\":[\"pods-v4\"],\"socket\":"
+        + MiniJson.quote(socket.toString())
+        + "}}";
+  }
+
+  @Test
+  void versionIsAnsweredWithoutTheDaemon() {
+    int exit = run(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"0.4.0\"}");
+
+    assertThat(exit).isZero();
+    assertThat(out())
+        .isEqualTo(
+            "{\"cniVersion\":\"0.4.0\",\"supportedVersions\":"
+                + "[\"0.3.0\",\"0.3.1\",\"0.4.0\",\"1.0.0\",\"1.1.0\"]}");
+  }
+
+  @Test
+  void versionOfAnUnknownCniVersionAnswersWithTheNewest() {
+    assertThat(run(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"9.9.9\"}")).isZero();
+    assertThat(out()).startsWith("{\"cniVersion\":\"1.1.0\"");
+  }
+
+  @Test
+  void unreachableDaemonIsTryAgainLaterNamingTheSocket() {
+    Path socket = dir.resolve("absent.sock");
+
+    int exit = run(Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "c1"), config(socket));
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":11,")
+        .contains("cannot reach kipam-node at " + socket)
+        .contains("running and ready");
+  }
+
+  @Test
+  void forwardsOnlyCniVariablesAndStdinAndReturnsTheDaemonsAnswer() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    String result = "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.0.0.5/24\"}]}";
+    try (FakeDaemon daemon =
+        new FakeDaemon(
+            socket,
+            "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 0\r\nContent-Length: "
+                + result.length()
+                + "\r\nConnection: close\r\n\r\n"
+                + result)) {
+      String config = config(socket);
+      int exit =
+          run(
+              Map.of(
+                  "CNI_COMMAND", "ADD",
+                  "CNI_CONTAINERID", "c1",
+                  "CNI_IFNAME", "eth0",
+                  "AWS_SECRET_ACCESS_KEY", "not-for-the-daemon"),
+              config);
+
+      assertThat(exit).isZero();
+      assertThat(out()).isEqualTo(result);
+      String request = daemon.request.get(5, TimeUnit.SECONDS);
+      assertThat(request).startsWith("POST /v1/cni HTTP/1.1\r\n");
+      assertThat(request)
+          .contains(
+              "{\"env\":{\"CNI_COMMAND\":\"ADD\",\"CNI_CONTAINERID\":\"c1\",\"CNI_IFNAME\":\"eth0\"}")
+          .contains(Base64.getEncoder().encodeToString(config.getBytes(StandardCharsets.UTF_8)))
+          .doesNotContain("not-for-the-daemon");
+    }
+  }
+
+  @Test
+  void daemonErrorAnswerKeepsItsExitCode() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    String error = "{\"cniVersion\":\"1.0.0\",\"code\":100,\"msg\":\"pool pods-v4 is exhausted\"}";
+    try (FakeDaemon daemon =
+        new FakeDaemon(
+            socket,
+            "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + Integer.toHexString(error.length())
+                + "\r\n"
+                + error
+                + "\r\n0\r\n\r\n")) {
+      assertThat(run(Map.of("CNI_COMMAND", "ADD"), config(socket))).isEqualTo(1);
+      assertThat(out()).isEqualTo(error);
+    }
+  }
+
+  @Test
+  void answerOtherThanOkIsTryAgainLater() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    try (FakeDaemon daemon =
+        new FakeDaemon(
+            socket, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\nnot ready")) {
+      assertThat(run(Map.of("CNI_COMMAND", "ADD"), config(socket))).isEqualTo(1);
+      assertThat(out())
+          .contains("\"code\":11")
+          .contains("answered HTTP 503")
+          .contains("\"details\":\"not ready\"");
+    }
+  }
+
+  @Test
+  void malformedConfigurationIsStillForwardedForTheDaemonToExplain() {
+    assertThat(MiniJson.parseObject("{\"cniVersion\": ")).isEmpty();
+    assertThat(Kipam.socket(MiniJson.parseObject("not json"))).isEqualTo(Kipam.DEFAULT_SOCKET);
+    assertThat(
+            Kipam.socket(
+                MiniJson.parseObject(
+                    "{\"ipam\":{\"socket\":\"/var/run/k.sock\",\"x\":[1,2.5e3,true,null]}}")))
+        .isEqualTo(Path.of("/var/run/k.sock"));
+  }
+}

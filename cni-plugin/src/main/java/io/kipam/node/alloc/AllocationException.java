@@ -1,0 +1,26 @@
+package io.kipam.node.alloc;
+
+/**
+ * Why an allocation was refused, in terms the CNI layer maps to an error code: the pool is
+ * exhausted, the daemon is not ready, or the request is not allowed.
+ */
+public class AllocationException extends RuntimeException {
+
+  /** The kinds of refusal, each with the CNI error code it is reported as. */
+  public enum Reason {
+    POOL_EXHAUSTED,
+    NOT_READY,
+    BLOCK_LIMIT
+  }
+
+  private final Reason reason;
+
+  public AllocationException(Reason reason, String message) {
+    super(message);
+    this.reason = reason;
+  }
+
+  public Reason reason() {
+    return reason;
+  }
+}

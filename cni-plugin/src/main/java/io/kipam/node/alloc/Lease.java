@@ -1,0 +1,33 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+
+/**
+ * An address held by one attachment, as this node knows it: the content of one IPAddress object.
+ * {@code objectUid} is the IPAddress object's own UID (null until the API server assigned it), the
+ * precondition of its deletion, so a DEL never removes an object created again under the same name.
+ */
+public record Lease(
+    String pool,
+    IpAddress ip,
+    Cidr block,
+    Attachment attachment,
+    PodRef pod,
+    String mac,
+    String objectUid) {
+
+  /** The IPAddress object's name: derived from pool and address, so a second claim collides. */
+  public String name() {
+    return ResourceNames.addressName(pool, ip);
+  }
+
+  public String blockName() {
+    return ResourceNames.blockName(pool, block);
+  }
+
+  public Lease withObjectUid(String uid) {
+    return new Lease(pool, ip, block, attachment, pod, mac, uid);
+  }
+}

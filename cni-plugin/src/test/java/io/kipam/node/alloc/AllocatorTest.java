@@ -1,0 +1,322 @@
+package io.kipam.node.alloc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.PoolLayout;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class AllocatorTest {
+
+  private final MutableClock clock = new MutableClock();
+  private final FakeStore store = new FakeStore();
+  private final Ledger ledger = new Ledger("node-a", clock);
+  private final Allocator allocator = new Allocator(ledger, store, new Random(7));
+  private final List<Ledger> ledgers = new ArrayList<>(List.of(ledger));
+
+  AllocatorTest() {
+    ledger.markSynced();
+  }
+
+  @AfterEach
+  void invariantsHold() {
+    Invariants.check(store, ledgers);
+  }
+
+  static PoolView pool(String name, String cidr, int blockSize, int reuseDelaySeconds) {
+    return new PoolView(
+        name,
+        PoolLayout.builder().cidr(cidr).blockSize(blockSize).build(),
+        Duration.ofSeconds(reuseDelaySeconds),
+        0);
+  }
+
+  private static Attachment attachment(int i) {
+    return new Attachment("container-" + i, "eth0");
+  }
+
+  private static PodRef pod(int i) {
+    return new PodRef("ns", "pod-" + i, "uid-" + i);
+  }
+
+  private Lease add(PoolView pool, int i) {
+    return allocator.allocate(List.of(pool), attachment(i), pod(i), null).get(0);
+  }
+
+  @Test
+  void firstAllocationClaimsABlockAndTakesAnAddressInIt() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+
+    Lease lease = add(pool, 1);
+
+    assertThat(ledger.ownBlocks("p4")).containsExactly(lease.block());
+    assertThat(lease.block().contains(lease.ip())).isTrue();
+    assertThat(store.addresses).hasSize(1);
+  }
+
+  @Test
+  void repeatedAddOfOneAttachmentReturnsTheSameAddressWithoutWriting() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    Lease first = add(pool, 1);
+    int writes = store.writes.get();
+
+    assertThat(add(pool, 1)).isEqualTo(first);
+    assertThat(store.writes.get()).isEqualTo(writes);
+  }
+
+  @Test
+  void steadyStateAllocationIsOneWrite() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 26, 0);
+    add(pool, 0);
+    int writes = store.writes.get();
+
+    for (int i = 1; i <= 20; i++) {
+      add(pool, i);
+    }
+
+    assertThat(store.writes.get() - writes).isEqualTo(20);
+  }
+
+  @Test
+  void aFullBlockLeadsToAnotherBlock() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 30, 0);
+    Set<IpAddress> ips = new HashSet<>();
+    for (int i = 0; i < 10; i++) {
+      ips.add(add(pool, i).ip());
+    }
+    assertThat(ips).hasSize(10);
+    assertThat(ledger.ownBlocks("p4")).hasSizeGreaterThanOrEqualTo(3);
+  }
+
+  @Test
+  void releasedAddressRestsForTheReuseDelayThenComesBackFirst() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 30);
+    Lease a = add(pool, 1);
+    Lease b = add(pool, 2);
+    allocator.release(List.of("p4"), attachment(1));
+
+    assertThatThrownBy(() -> add(pool, 3))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
+    clock.advance(Duration.ofSeconds(31));
+    assertThat(add(pool, 3).ip()).isEqualTo(a.ip());
+    assertThat(b.ip()).isNotEqualTo(a.ip());
+  }
+
+  @Test
+  void leastRecentlyReleasedAddressIsReusedFirst() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      leases.add(add(pool, i));
+    }
+    allocator.release(List.of("p4"), attachment(4));
+    clock.advance(Duration.ofSeconds(1));
+    allocator.release(List.of("p4"), attachment(2));
+
+    assertThat(add(pool, 10).ip()).isEqualTo(leases.get(4).ip());
+    assertThat(add(pool, 11).ip()).isEqualTo(leases.get(2).ip());
+  }
+
+  @Test
+  void releaseOfAnUnknownAttachmentSucceedsAndTouchesNothing() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    add(pool, 1);
+
+    allocator.release(List.of("p4"), attachment(99));
+    allocator.release(List.of("p4"), attachment(1));
+    allocator.release(List.of("p4"), attachment(1));
+
+    assertThat(store.addresses).isEmpty();
+  }
+
+  @Test
+  void staleReleaseNeverRemovesAnAddressReissuedToAnotherAttachment() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
+    Lease first = add(pool, 1);
+    add(pool, 2);
+    allocator.release(List.of("p4"), attachment(1));
+    Lease reissued = add(pool, 3);
+    assertThat(reissued.ip()).isEqualTo(first.ip());
+
+    allocator.release(List.of("p4"), attachment(1));
+
+    assertThat(store.addresses.values()).extracting(Lease::attachment).contains(attachment(3));
+  }
+
+  @Test
+  void dualStackIsAllOrNothing() {
+    PoolView v4 = pool("p4", "10.0.0.0/24", 28, 0);
+    PoolView v6 = pool("p6", "fd00::/126", 126, 0);
+    allocator.allocate(List.of(v4, v6), attachment(1), pod(1), null);
+    allocator.allocate(List.of(v4, v6), attachment(2), pod(2), null);
+    allocator.allocate(List.of(v6), attachment(3), pod(3), null);
+    int before = store.addresses.size();
+
+    assertThatThrownBy(() -> allocator.allocate(List.of(v4, v6), attachment(5), pod(5), null))
+        .isInstanceOf(AllocationException.class)
+        .hasMessageContaining("pool p6 is exhausted");
+    assertThat(store.addresses).hasSize(before);
+    assertThat(ledger.leaseOf("p4", attachment(5))).isEmpty();
+  }
+
+  @Test
+  void unreachableApiLeavesNothingReservedOrLeased() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    add(pool, 1);
+    store.failWrites = true;
+
+    assertThatThrownBy(() -> add(pool, 2)).isInstanceOf(StoreUnavailableException.class);
+
+    store.failWrites = false;
+    assertThat(ledger.leaseOf("p4", attachment(2))).isEmpty();
+    assertThat(add(pool, 2).ip()).isNotNull();
+  }
+
+  @Test
+  void nothingIsHandedOutBeforeTheLedgerIsSynced() {
+    Ledger fresh = new Ledger("node-b", clock);
+    Allocator notReady = new Allocator(fresh, store, new Random(1));
+
+    assertThatThrownBy(
+            () ->
+                notReady.allocate(
+                    List.of(pool("p4", "10.0.0.0/24", 28, 0)), attachment(1), pod(1), null))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.NOT_READY));
+  }
+
+  @Test
+  void blockCapStopsClaimsWithAMessageNamingTheField() {
+    PoolView capped =
+        new PoolView(
+            "p4", PoolLayout.builder().cidr("10.0.0.0/24").blockSize(30).build(), Duration.ZERO, 1);
+    // One /30 block holds at most four addresses; the fifth needs a second block.
+    assertThatThrownBy(
+            () -> {
+              for (int i = 1; i <= 5; i++) {
+                add(capped, i);
+              }
+            })
+        .isInstanceOf(AllocationException.class)
+        .hasMessageContaining("spec.maxBlocksPerNode (1)");
+  }
+
+  @Test
+  void twoNodesThatCannotSeeEachOtherStillNeverShareABlockOrAnAddress() {
+    Ledger other = new Ledger("node-b", clock);
+    other.markSynced();
+    ledgers.add(other);
+    Allocator otherAllocator = new Allocator(other, store, new Random(7));
+    PoolView pool = pool("p4", "10.0.0.0/26", 29, 0);
+
+    Set<IpAddress> ips = new HashSet<>();
+    for (int i = 0; i < 12; i++) {
+      ips.add(add(pool, i).ip());
+      ips.add(
+          otherAllocator
+              .allocate(List.of(pool), attachment(100 + i), pod(100 + i), null)
+              .get(0)
+              .ip());
+    }
+
+    assertThat(ips).hasSize(24);
+  }
+
+  @Test
+  void hugeIpv6BlocksArePickedAtRandomWithoutListing() {
+    PoolView pool = pool("p6", "fd00::/48", 64, 0);
+    Set<IpAddress> ips = new HashSet<>();
+    for (int i = 0; i < 50; i++) {
+      ips.add(add(pool, i).ip());
+    }
+    assertThat(ips).hasSize(50);
+    assertThat(ledger.ownBlocks("p6")).hasSize(1);
+  }
+
+  @Test
+  void concurrentAddsAndDelsNeverGiveOneAddressToTwoAttachments() throws Exception {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    ExecutorService threads = Executors.newFixedThreadPool(32);
+    List<Future<?>> work = new ArrayList<>();
+    for (int t = 0; t < 32; t++) {
+      int base = t * 1000;
+      work.add(
+          threads.submit(
+              () -> {
+                for (int i = 0; i < 50; i++) {
+                  int id = base + ThreadLocalRandom.current().nextInt(4);
+                  if (ThreadLocalRandom.current().nextBoolean()) {
+                    add(pool, id);
+                  } else {
+                    allocator.release(List.of("p4"), attachment(id));
+                  }
+                }
+              }));
+    }
+    for (Future<?> f : work) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    threads.shutdown();
+  }
+
+  @Test
+  void concurrentAddsOfOneAttachmentYieldOneAddress() throws Exception {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    ExecutorService threads = Executors.newFixedThreadPool(8);
+    List<Future<Lease>> adds = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      adds.add(threads.submit(() -> add(pool, 42)));
+    }
+    Set<IpAddress> ips = new HashSet<>();
+    for (Future<Lease> f : adds) {
+      ips.add(f.get(30, TimeUnit.SECONDS).ip());
+    }
+    threads.shutdown();
+
+    assertThat(ips).hasSize(1);
+    assertThat(store.addresses).hasSize(1);
+  }
+
+  /** A clock tests move by hand. */
+  static final class MutableClock extends Clock {
+    private Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+    void advance(Duration d) {
+      now = now.plus(d);
+    }
+
+    @Override
+    public java.time.ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public synchronized Instant instant() {
+      return now;
+    }
+  }
+}

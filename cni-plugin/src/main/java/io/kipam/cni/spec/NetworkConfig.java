@@ -1,0 +1,140 @@
+package io.kipam.cni.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The parts of a network configuration (stdin) that kipam reads, validated for one command: the
+ * caller's {@code cniVersion} (kept so the answer is in the same version), the network {@code
+ * name}, the calling plugin's {@code type}, the {@link IpamConfig}, the MAC the runtime asked for
+ * ({@code runtimeConfig.mac}, the "mac" capability, or CNI_ARGS MAC), the {@code prevResult} of
+ * CHECK and DEL, and GC's {@code cni.dev/valid-attachments}. Everything else, including the main
+ * plugin's own settings and {@code args}, is ignored as the specification allows.
+ */
+public record NetworkConfig(
+    CniVersion cniVersion,
+    String name,
+    String type,
+    IpamConfig ipam,
+    Optional<String> mac,
+    Optional<IpamResult> prevResult,
+    Optional<List<Attachment>> validAttachments) {
+
+  /** GC's list of attachments that are still in use (CNI 1.1). */
+  public static final String VALID_ATTACHMENTS = "cni.dev/valid-attachments";
+
+  /**
+   * The key an early draft of CNI 1.1 used; libcni sends it alongside {@link #VALID_ATTACHMENTS},
+   * so it is read only when the current key is absent.
+   */
+  static final String LEGACY_ATTACHMENTS = "cni.dev/attachments";
+
+  public NetworkConfig {
+    Objects.requireNonNull(cniVersion, "cniVersion");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(type, "type");
+    Objects.requireNonNull(ipam, "ipam");
+    Objects.requireNonNull(mac, "mac");
+    Objects.requireNonNull(prevResult, "prevResult");
+    validAttachments = validAttachments.map(List::copyOf);
+  }
+
+  /**
+   * Reads the configuration {@code root} for {@code command}.
+   *
+   * @throws CniException code 7 naming the JSON path of every invalid field, or code 2 if the only
+   *     problem is an unsupported field in {@code ipam}
+   */
+  static NetworkConfig parse(JsonNode root, CniVersion version, CniCommand command, CniArgs args) {
+    JsonProblems problems = new JsonProblems();
+    Optional<String> name = problems.string(root, "", "name", true);
+    name.flatMap(Identifiers::networkNameProblem).ifPresent(p -> problems.add("name", p));
+    Optional<String> type = problems.string(root, "", "type", true);
+    type.filter(String::isEmpty).ifPresent(t -> problems.add("type", "is empty"));
+    Optional<IpamConfig> ipam =
+        problems
+            .object(root, "", "ipam", true)
+            .flatMap(node -> IpamConfig.parse(node, "ipam", problems));
+    Optional<String> mac = mac(root, args, problems);
+    Optional<IpamResult> prevResult = Optional.empty();
+    if (command == CniCommand.CHECK || command == CniCommand.DEL) {
+      Optional<JsonNode> node = JsonProblems.member(root, "prevResult");
+      if (node.isEmpty() && command == CniCommand.CHECK) {
+        problems.add(
+            "prevResult",
+            "is required for CHECK; the runtime must pass the result of the previous ADD");
+      }
+      prevResult = node.map(n -> ResultJson.parse(n, "prevResult", problems));
+    }
+    Optional<List<Attachment>> attachments =
+        command == CniCommand.GC ? Optional.of(attachments(root, problems)) : Optional.empty();
+    problems.throwIfAny("invalid network configuration");
+    return new NetworkConfig(
+        version, name.get(), type.get(), ipam.get(), mac, prevResult, attachments);
+  }
+
+  private static Optional<String> mac(JsonNode root, CniArgs args, JsonProblems problems) {
+    Optional<String> fromConfig =
+        problems
+            .object(root, "", "runtimeConfig", false)
+            .flatMap(rc -> problems.string(rc, "runtimeConfig", "mac", false));
+    Optional<String> normalized = fromConfig.flatMap(MacAddress::normalize);
+    if (fromConfig.isPresent() && normalized.isEmpty()) {
+      problems.add(
+          "runtimeConfig.mac",
+          Json.quote(fromConfig.get())
+              + " is not a MAC address; write six hex octets such as 0a:58:0a:f4:00:05");
+      return Optional.empty();
+    }
+    // CNI_ARGS MAC was validated with the environment.
+    Optional<String> fromArgs = args.get(CniArgs.MAC).flatMap(MacAddress::normalize);
+    if (normalized.isPresent() && fromArgs.isPresent() && !normalized.equals(fromArgs)) {
+      problems.add(
+          "runtimeConfig.mac",
+          Json.quote(normalized.get())
+              + " differs from CNI_ARGS MAC "
+              + Json.quote(fromArgs.get())
+              + "; pass one MAC, or the same in both");
+      return Optional.empty();
+    }
+    return normalized.or(() -> fromArgs);
+  }
+
+  /**
+   * GC's valid attachments. A missing list is an error, not "nothing is valid": reading it as empty
+   * would release every address on the node. For the same reason one malformed entry fails the
+   * whole call instead of being skipped.
+   */
+  private static List<Attachment> attachments(JsonNode root, JsonProblems problems) {
+    String key =
+        JsonProblems.member(root, VALID_ATTACHMENTS).isEmpty()
+                && JsonProblems.member(root, LEGACY_ATTACHMENTS).isPresent()
+            ? LEGACY_ATTACHMENTS
+            : VALID_ATTACHMENTS;
+    List<Attachment> attachments = new ArrayList<>();
+    Optional<List<JsonNode>> elements = problems.array(root, "", key, true);
+    for (int i = 0; i < elements.map(List::size).orElse(0); i++) {
+      JsonNode element = elements.get().get(i);
+      String at = JsonProblems.index(key, i);
+      if (!element.isObject()) {
+        problems.add(at, "must be an object, not " + JsonProblems.typeOf(element));
+        continue;
+      }
+      Optional<String> containerId = problems.string(element, at, "containerID", true);
+      Optional<String> ifName = problems.string(element, at, "ifname", true);
+      containerId
+          .flatMap(Identifiers::containerIdProblem)
+          .ifPresent(p -> problems.add(JsonProblems.path(at, "containerID"), p));
+      ifName
+          .flatMap(Identifiers::ifNameProblem)
+          .ifPresent(p -> problems.add(JsonProblems.path(at, "ifname"), p));
+      if (containerId.isPresent() && ifName.isPresent()) {
+        attachments.add(new Attachment(containerId.get(), ifName.get()));
+      }
+    }
+    return attachments;
+  }
+}

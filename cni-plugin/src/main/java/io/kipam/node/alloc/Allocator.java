@@ -100,7 +100,15 @@ public final class Allocator {
         continue;
       }
       Lease wanted =
-          new Lease(pool.name(), pick.get().ip(), pick.get().block(), attachment, pod, mac, null);
+          new Lease(
+              pool.name(),
+              pick.get().ip(),
+              pick.get().block(),
+              ledger.node(),
+              attachment,
+              pod,
+              mac,
+              null);
       Lease created;
       try {
         created = store.createAddress(wanted);

@@ -13,6 +13,7 @@ public record Lease(
     String pool,
     IpAddress ip,
     Cidr block,
+    String node,
     Attachment attachment,
     PodRef pod,
     String mac,
@@ -28,6 +29,6 @@ public record Lease(
   }
 
   public Lease withObjectUid(String uid) {
-    return new Lease(pool, ip, block, attachment, pod, mac, uid);
+    return new Lease(pool, ip, block, node, attachment, pod, mac, uid);
   }
 }

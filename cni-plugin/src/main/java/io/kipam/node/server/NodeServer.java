@@ -1,0 +1,141 @@
+package io.kipam.node.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kipam-node's HTTP server on its unix socket (mode 0600: only root, who runs the container runtime
+ * and so the CNI executable, may connect). {@code POST /v1/cni} carries one CNI call from the
+ * {@code kipam} executable; {@code /healthz}, {@code /readyz} and {@code /metrics} are for probes
+ * and Prometheus.
+ */
+public final class NodeServer implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(NodeServer.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Requests above this are refused before they are read: a CNI configuration is small. */
+  static final int MAX_REQUEST_BYTES = 4 << 20;
+
+  private final Server server;
+  private final Path socket;
+
+  public NodeServer(
+      Path socket, CniEndpoint cni, BooleanSupplier ready, PrometheusRegistry registry) {
+    this.socket = socket;
+    QueuedThreadPool threads = new QueuedThreadPool(64, 4);
+    threads.setName("kipam-node-http");
+    server = new Server(threads);
+    UnixDomainServerConnector connector = new UnixDomainServerConnector(server);
+    connector.setUnixDomainPath(socket);
+    server.addConnector(connector);
+    server.setHandler(new Routes(cni, ready, registry));
+  }
+
+  public void start() throws Exception {
+    Files.createDirectories(socket.getParent());
+    // A socket left by a daemon that died is in the way; the node lock guarantees it is not live.
+    Files.deleteIfExists(socket);
+    server.start();
+    Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+    log.info("serving CNI calls on {}", socket);
+  }
+
+  @Override
+  public void close() throws Exception {
+    server.stop();
+    Files.deleteIfExists(socket);
+  }
+
+  private static final class Routes extends Handler.Abstract {
+    private final CniEndpoint cni;
+    private final BooleanSupplier ready;
+    private final PrometheusRegistry registry;
+
+    Routes(CniEndpoint cni, BooleanSupplier ready, PrometheusRegistry registry) {
+      this.cni = cni;
+      this.ready = ready;
+      this.registry = registry;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+      String path = Request.getPathInContext(request);
+      switch (path) {
+        case "/v1/cni" -> cni(request, response, callback);
+        case "/healthz" -> text(response, callback, 200, "ok\n");
+        case "/readyz" -> {
+          boolean ok = ready.getAsBoolean();
+          text(response, callback, ok ? 200 : 503, ok ? "ok\n" : "not ready\n");
+        }
+        case "/metrics" -> {
+          ByteArrayOutputStream out = new ByteArrayOutputStream();
+          PrometheusTextFormatWriter.create().write(out, registry.scrape());
+          response
+              .getHeaders()
+              .put(HttpHeader.CONTENT_TYPE, PrometheusTextFormatWriter.CONTENT_TYPE);
+          response.write(true, ByteBuffer.wrap(out.toByteArray()), callback);
+        }
+        default -> text(response, callback, 404, "no such path\n");
+      }
+      return true;
+    }
+
+    private void cni(Request request, Response response, Callback callback) throws IOException {
+      if (!"POST".equals(request.getMethod())) {
+        text(response, callback, 405, "POST only\n");
+        return;
+      }
+      long length = request.getLength();
+      if (length > MAX_REQUEST_BYTES) {
+        text(response, callback, 413, "request larger than " + MAX_REQUEST_BYTES + " bytes\n");
+        return;
+      }
+      JsonNode envelope;
+      try {
+        envelope = JSON.readTree(Content.Source.asInputStream(request));
+      } catch (IOException e) {
+        text(response, callback, 400, "not a kipam CNI envelope: " + e.getMessage() + "\n");
+        return;
+      }
+      Map<String, String> env = new LinkedHashMap<>();
+      envelope.path("env").properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
+      byte[] stdin = Base64.getDecoder().decode(envelope.path("stdin").asText(""));
+      CniEndpoint.Answer answer = cni.handle(env, stdin);
+      response.setStatus(200);
+      response.getHeaders().put("Kipam-Exit-Code", Integer.toString(answer.exitCode()));
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+      response.getHeaders().put(HttpHeader.CONTENT_LENGTH, answer.stdout().length);
+      response.write(true, ByteBuffer.wrap(answer.stdout()), callback);
+    }
+
+    private static void text(Response response, Callback callback, int status, String body) {
+      response.setStatus(status);
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
+      Content.Sink.write(response, true, body, callback);
+    }
+  }
+}

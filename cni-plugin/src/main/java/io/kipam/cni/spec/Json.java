@@ -61,7 +61,7 @@ final class Json {
       throw new CniException(
           CniErrorCode.DECODING_FAILURE,
           "cannot decode " + what,
-          what + " is not valid JSON: " + problem(e) + " at " + position(e.getLocation()));
+          what + " is not valid JSON: " + problem(e) + " near " + position(e.getLocation()));
     } catch (IOException e) {
       throw new CniException(
           CniErrorCode.IO_FAILURE, "cannot read " + what, e.getClass().getSimpleName());
@@ -82,6 +82,7 @@ final class Json {
     return "unexpected character or token";
   }
 
+  // Jackson reports where it stopped reading, which for a bad token is just after it: "near".
   private static String position(JsonLocation location) {
     if (location == null) {
       return "an unknown position";

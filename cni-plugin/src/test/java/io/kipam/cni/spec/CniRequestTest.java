@@ -1,0 +1,359 @@
+package io.kipam.cni.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class CniRequestTest {
+
+  private static CniException refused(String command, String stdin) {
+    return catchThrowableOfType(CniException.class, () -> Calls.parse(Calls.env(command), stdin));
+  }
+
+  @Test
+  void readsAnAddRequestAsTheBridgePluginPassesIt() {
+    CniRequest request = Calls.parse(Calls.env("ADD"), Calls.config("1.0.0", ""));
+    assertThat(request.command()).isEqualTo(CniCommand.ADD);
+    assertThat(request.cniVersion()).isEqualTo(CniVersion.V1_0_0);
+    assertThat(request.attachment()).contains(new Attachment(Calls.CONTAINER_ID, "eth0"));
+    NetworkConfig config = request.config().orElseThrow();
+    assertThat(config.name()).isEqualTo("k8s-pod-network");
+    assertThat(config.type()).isEqualTo("bridge");
+    assertThat(config.ipam().pools()).containsExactly("default-v4");
+    assertThat(config.ipam().socket()).isEmpty();
+    assertThat(config.mac()).isEmpty();
+    assertThat(config.prevResult()).isEmpty();
+    assertThat(config.validAttachments()).isEmpty();
+  }
+
+  @Test
+  void readsTwoPoolsAndTheDaemonSocket() {
+    IpamConfig ipam =
+        Calls.parse(
+                Calls.env("ADD"),
+                Calls.withIpam(
+                    "{\"type\":\"kipam\",\"pools\":[\"pods-v4\",\"pods-v6\"],"
+                        + "\"socket\":\"/run/kipam/kipam.sock\"}"))
+            .config()
+            .orElseThrow()
+            .ipam();
+    assertThat(ipam.pools()).containsExactly("pods-v4", "pods-v6");
+    assertThat(ipam.socket()).contains("/run/kipam/kipam.sock");
+  }
+
+  static Stream<Arguments> invalidIpamSections() {
+    return Stream.of(
+        Arguments.of("{\"type\":\"host-local\",\"pools\":[\"a\"]}", "ipam.type is 'host-local'"),
+        Arguments.of("{\"pools\":[\"a\"]}", "ipam.type is required"),
+        Arguments.of("{\"type\":\"kipam\"}", "ipam.pools is required"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":\"a\"}", "ipam.pools must be a list, not a string"),
+        Arguments.of("{\"type\":\"kipam\",\"pools\":[]}", "ipam.pools has 0 pools"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\",\"b\",\"c\"]}", "ipam.pools has 3 pools"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"\"]}", "ipam.pools[0] a pool name is required"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\",\"a\"]}", "ipam.pools[1] names pool 'a' again"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\",\"Pods_V6\"]}",
+            "ipam.pools[1] pool name 'Pods_V6' is not a DNS-1123 label"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\",\"" + "p".repeat(64) + "\"]}",
+            "has 64 characters; a DNS-1123 label has at most 63"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[7]}",
+            "ipam.pools[0] must be a pool name, not a number"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\"],\"socket\":\"run/kipam.sock\"}",
+            "ipam.socket 'run/kipam.sock' must be an absolute path"),
+        Arguments.of(
+            "{\"type\":\"kipam\",\"pools\":[\"a\"],\"socket\":\"/" + "s".repeat(107) + "\"}",
+            "bytes a unix socket path may have"),
+        Arguments.of("[\"kipam\"]", "ipam must be an object, not a list"));
+  }
+
+  @ParameterizedTest(name = "{1}")
+  @MethodSource("invalidIpamSections")
+  void refusesAnInvalidIpamSectionWithCode7NamingThePath(String ipam, String expected) {
+    CniException e = refused("ADD", Calls.withIpam(ipam));
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.msg()).isEqualTo("invalid network configuration");
+    assertThat(e.details()).contains(expected);
+  }
+
+  @Test
+  void reportsEveryInvalidFieldInOneError() {
+    CniException e =
+        refused(
+            "ADD",
+            "{\"cniVersion\":\"1.1.0\",\"name\":\"-bad\",\"ipam\":{\"type\":\"kipam\","
+                + "\"pools\":[\"ok\",\"NOT-OK\"]},\"runtimeConfig\":{\"mac\":\"nope\"}}");
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details())
+        .contains("name '-bad' must start with a letter or digit")
+        .contains("type is required")
+        .contains("ipam.pools[1] pool name 'NOT-OK'")
+        .contains("runtimeConfig.mac 'nope' is not a MAC address");
+  }
+
+  @Test
+  void anUnknownIpamKeyIsAnUnsupportedFieldWithCode2() {
+    CniException e =
+        refused(
+            "ADD",
+            Calls.withIpam("{\"type\":\"kipam\",\"pools\":[\"a\"],\"subnet\":\"10.1.0.0/16\"}"));
+    assertThat(e.code().code()).isEqualTo(2);
+    assertThat(e.details()).contains("ipam.subnet is not a kipam setting");
+  }
+
+  @Test
+  void ignoresTheMainPluginsOwnSettingsAndArgs() {
+    CniRequest request =
+        Calls.parse(
+            Calls.env("ADD"),
+            Calls.config(
+                "1.1.0",
+                "\"mtu\":1450,\"args\":{\"cni\":{\"ips\":[\"10.0.0.9\"]},\"labels\":{\"a\":\"b\"}},"
+                    + "\"capabilities\":{\"mac\":true},\"cniVersions\":[\"1.0.0\",\"1.1.0\"]"));
+    assertThat(request.config()).isPresent();
+  }
+
+  @Test
+  void malformedJsonIsCode6NamingThePosition() {
+    CniException e = refused("ADD", "{\"cniVersion\":\"1.0.0\",\n  \"name\": net}");
+    assertThat(e.code().code()).isEqualTo(6);
+    assertThat(e.msg()).isEqualTo("cannot decode the network configuration");
+    assertThat(e.details()).contains("is not valid JSON").contains("near line 2, column 15");
+  }
+
+  @Test
+  void truncatedJsonSaysTheDocumentEndsEarly() {
+    CniException e = refused("DEL", "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"");
+    assertThat(e.code().code()).isEqualTo(6);
+    assertThat(e.details()).contains("ends before its value is complete");
+  }
+
+  @Test
+  void aDuplicateKeyIsADecodingError() {
+    CniException e = refused("ADD", "{\"cniVersion\":\"1.0.0\",\"name\":\"a\",\"name\":\"b\"}");
+    assertThat(e.code().code()).isEqualTo(6);
+    assertThat(e.details()).contains("a key appears twice");
+  }
+
+  @Test
+  void contentAfterTheObjectIsADecodingError() {
+    CniException e = refused("ADD", Calls.config("1.0.0", "") + " {}");
+    assertThat(e.code().code()).isEqualTo(6);
+    assertThat(e.details()).contains("more content after the first JSON value");
+  }
+
+  @Test
+  void emptyStdinIsADecodingError() {
+    CniException e = refused("ADD", "");
+    assertThat(e.code().code()).isEqualTo(6);
+    assertThat(e.details()).contains("is empty");
+  }
+
+  @Test
+  void aJsonValueThatIsNotAnObjectIsInvalid() {
+    CniException e = refused("ADD", "[1,2]");
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("must be a JSON object, not a list");
+  }
+
+  @Test
+  void refusesStdinOverOneMebibyteWithoutParsingIt() {
+    // Not JSON at all: a parse attempt would report code 6 instead.
+    byte[] stdin = new byte[CniRequest.MAX_CONFIG_BYTES + 1];
+    Arrays.fill(stdin, (byte) '!');
+    CniException e =
+        catchThrowableOfType(CniException.class, () -> CniRequest.parse(Calls.env("ADD"), stdin));
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("more than 1048576 bytes (1 MiB)").contains("not parsed");
+  }
+
+  @Test
+  void acceptsStdinOfExactlyOneMebibyte() {
+    String config = Calls.config("1.0.0", "");
+    String padded = config + " ".repeat(CniRequest.MAX_CONFIG_BYTES - config.length());
+    assertThat(Calls.bytes(padded)).hasSize(CniRequest.MAX_CONFIG_BYTES);
+    assertThat(Calls.parse(Calls.env("ADD"), padded).config()).isPresent();
+  }
+
+  @Test
+  void anUnknownCniVersionIsCode1() {
+    CniException e = refused("ADD", Calls.config("0.2.0", ""));
+    assertThat(e.code().code()).isEqualTo(1);
+    assertThat(e.details())
+        .isEqualTo(
+            "cniVersion '0.2.0' is not supported; kipam supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0");
+    assertThat(e.callerVersion()).isEmpty();
+  }
+
+  @Test
+  void aMissingCniVersionIsCode1() {
+    CniException e =
+        refused(
+            "ADD",
+            "{\"name\":\"n\",\"type\":\"bridge\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\"a\"]}}");
+    assertThat(e.code().code()).isEqualTo(1);
+  }
+
+  @Test
+  void aCniVersionThatIsNotAStringIsInvalid() {
+    CniException e = refused("ADD", "{\"cniVersion\":1.0}");
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("cniVersion must be a string");
+  }
+
+  @Test
+  void configurationErrorsAreAnsweredInTheCallersVersion() {
+    CniException e = refused("ADD", Calls.withIpam("{\"type\":\"other\",\"pools\":[\"a\"]}"));
+    assertThat(e.callerVersion()).contains(CniVersion.V1_1_0);
+    assertThat(CniResponse.error(e).stdoutText())
+        .startsWith("{\"cniVersion\":\"1.1.0\",\"code\":7,");
+  }
+
+  @Test
+  void environmentErrorsAreAnsweredInTheCallersVersionWhenStdinNamesOne() {
+    Map<String, String> env = Calls.env("ADD");
+    env.remove("CNI_NETNS");
+    CniException e =
+        catchThrowableOfType(CniException.class, () -> Calls.parse(env, Calls.config("0.3.1", "")));
+    assertThat(e.code().code()).isEqualTo(4);
+    assertThat(e.callerVersion()).contains(CniVersion.V0_3_1);
+  }
+
+  @Test
+  void versionNeedsNoStdinAndAnswersInTheNewestVersion() {
+    CniRequest request = CniRequest.parse(Map.of("CNI_COMMAND", "VERSION"), new byte[0]);
+    assertThat(request.cniVersion()).isEqualTo(CniVersion.V1_1_0);
+    assertThat(request.config()).isEmpty();
+  }
+
+  @Test
+  void versionAnswersInTheVersionTheCallerAsksFor() {
+    CniRequest request =
+        Calls.parse(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"0.4.0\"}");
+    assertThat(request.cniVersion()).isEqualTo(CniVersion.V0_4_0);
+  }
+
+  @Test
+  void versionIgnoresAnUnreadableOrUnknownRequest() {
+    assertThat(Calls.parse(Map.of("CNI_COMMAND", "VERSION"), "{oops").cniVersion())
+        .isEqualTo(CniVersion.V1_1_0);
+    assertThat(
+            Calls.parse(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"9.9.9\"}")
+                .cniVersion())
+        .isEqualTo(CniVersion.V1_1_0);
+  }
+
+  @Test
+  void checkWithoutPrevResultIsInvalid() {
+    CniException e = refused("CHECK", Calls.config("1.0.0", ""));
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("prevResult is required for CHECK");
+  }
+
+  @Test
+  void delWithoutPrevResultIsFine() {
+    assertThat(
+            Calls.parse(Calls.env("DEL"), Calls.config("1.0.0", ""))
+                .config()
+                .orElseThrow()
+                .prevResult())
+        .isEmpty();
+  }
+
+  static Stream<Arguments> prevResults() {
+    IpamResult dual =
+        new IpamResult(
+            java.util.List.of(
+                IpConfig.inPool(
+                    IpAddress.parse("10.244.1.7"),
+                    Cidr.parse("10.244.0.0/16"),
+                    IpAddress.parse("10.244.0.1")),
+                IpConfig.inPool(
+                    IpAddress.parse("fd00:10:244::7"), Cidr.parse("fd00:10:244::/64"), null)),
+            java.util.List.of(Route.to(Cidr.parse("0.0.0.0/0"))),
+            Dns.NONE);
+    return Stream.of(CniVersion.values())
+        .flatMap(
+            v ->
+                Stream.of(CniCommand.CHECK, CniCommand.DEL)
+                    .filter(v::allows)
+                    .map(c -> Arguments.of(v, c, dual)));
+  }
+
+  @ParameterizedTest(name = "{1} in {0}")
+  @MethodSource("prevResults")
+  void readsThePrevResultOfEachVersionIntoTheSameValue(
+      CniVersion version, CniCommand command, IpamResult expected) {
+    String stdin = Calls.config(version.text(), "\"prevResult\":" + expected.toJson(version));
+    NetworkConfig config = Calls.parse(Calls.env(command), stdin).config().orElseThrow();
+    assertThat(config.prevResult()).contains(expected);
+  }
+
+  @Test
+  void anInvalidPrevResultIsNamedByItsPath() {
+    CniException e =
+        refused(
+            "CHECK",
+            Calls.config(
+                "0.4.0", "\"prevResult\":{\"ips\":[{\"version\":\"4\",\"address\":\"x/24\"}]}"));
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("prevResult.ips[0].address is not an IP address");
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = CniCommand.class,
+      names = {"ADD", "GC", "STATUS"})
+  void commandsOtherThanCheckAndDelIgnorePrevResult(CniCommand command) {
+    String stdin =
+        Calls.config("1.1.0", "\"prevResult\":\"not a result\",\"cni.dev/valid-attachments\":[]");
+    assertThat(Calls.parse(Calls.env(command), stdin).config().orElseThrow().prevResult())
+        .isEmpty();
+  }
+
+  @Test
+  void readsTheMacFromTheMacCapabilityInCanonicalForm() {
+    String stdin = Calls.config("1.0.0", "\"runtimeConfig\":{\"mac\":\"0A-58-0A-F4-00-05\"}");
+    assertThat(Calls.parse(Calls.env("ADD"), stdin).config().orElseThrow().mac())
+        .contains("0a:58:0a:f4:00:05");
+  }
+
+  @Test
+  void readsTheMacFromCniArgsWhenTheConfigHasNone() {
+    Map<String, String> env = Calls.env("ADD");
+    env.put("CNI_ARGS", env.get("CNI_ARGS") + ";MAC=0a:58:0a:f4:00:06");
+    assertThat(Calls.parse(env, Calls.config("1.0.0", "")).config().orElseThrow().mac())
+        .contains("0a:58:0a:f4:00:06");
+  }
+
+  @Test
+  void refusesTwoDifferentMacs() {
+    Map<String, String> env = Calls.env("ADD");
+    env.put("CNI_ARGS", env.get("CNI_ARGS") + ";MAC=0a:58:0a:f4:00:06");
+    CniException e =
+        catchThrowableOfType(
+            CniException.class,
+            () ->
+                Calls.parse(
+                    env,
+                    Calls.config("1.0.0", "\"runtimeConfig\":{\"mac\":\"0a:58:0a:f4:00:05\"}")));
+    assertThat(e.code().code()).isEqualTo(7);
+    assertThat(e.details()).contains("differs from CNI_ARGS MAC");
+  }
+}

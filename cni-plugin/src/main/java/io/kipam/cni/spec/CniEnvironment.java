@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * The CNI_* environment variables of one call, validated as the specification requires for its
@@ -69,15 +70,21 @@ public record CniEnvironment(
     Optional<String> containerId =
         check.variable(
             CONTAINER_ID,
+            command,
             !unknown && command.needsAttachment(),
             attachment,
             Identifiers::containerIdProblem);
     Optional<String> ifName =
         check.variable(
-            IFNAME, !unknown && command.needsAttachment(), attachment, Identifiers::ifNameProblem);
+            IFNAME,
+            command,
+            !unknown && command.needsAttachment(),
+            attachment,
+            Identifiers::ifNameProblem);
     Optional<String> netns =
-        check.variable(NETNS, !unknown && command.needsNetns(), attachment, v -> Optional.empty());
-    check.variable(PATH, !unknown && command.needsPath(), false, v -> Optional.empty());
+        check.variable(
+            NETNS, command, !unknown && command.needsNetns(), attachment, v -> Optional.empty());
+    check.variable(PATH, command, !unknown && command.needsPath(), false, v -> Optional.empty());
     CniArgs args = attachment ? check.args(command) : CniArgs.NONE;
     check.throwIfAny();
     return new CniEnvironment(command, containerId, netns, ifName, args, check.path());
@@ -111,11 +118,15 @@ public record CniEnvironment(
     }
 
     Optional<String> variable(
-        String name, boolean required, boolean checked, Function<String, Optional<String>> rule) {
+        String name,
+        CniCommand command,
+        boolean required,
+        boolean checked,
+        Function<String, Optional<String>> rule) {
       String value = value(name);
       if (value == null) {
         if (required) {
-          problem(name, name + " is not set; the runtime must set it for this command");
+          problem(name, name + " is not set; the runtime must set it for " + command);
         }
         return Optional.empty();
       }
@@ -130,13 +141,15 @@ public record CniEnvironment(
       List<String> argProblems = new ArrayList<>();
       CniArgs args = text == null ? CniArgs.NONE : CniArgs.parse(text, argProblems);
       if (command == CniCommand.ADD) {
-        for (String key : List.of(CniArgs.POD_NAMESPACE, CniArgs.POD_NAME)) {
-          if (args.get(key).filter(v -> !v.isEmpty()).isEmpty()) {
-            argProblems.add(
-                "CNI_ARGS has no "
-                    + key
-                    + "; kipam allocates for Kubernetes pods and needs the pod's namespace and name");
-          }
+        List<String> missing =
+            Stream.of(CniArgs.POD_NAMESPACE, CniArgs.POD_NAME)
+                .filter(key -> args.get(key).filter(v -> !v.isEmpty()).isEmpty())
+                .toList();
+        if (!missing.isEmpty()) {
+          argProblems.add(
+              "CNI_ARGS has no "
+                  + String.join(" and no ", missing)
+                  + "; kipam allocates for Kubernetes pods and needs the pod's namespace and name");
         }
       }
       args.get(CniArgs.MAC)
@@ -165,7 +178,7 @@ public record CniEnvironment(
         throw new CniException(
             CniErrorCode.INVALID_ENVIRONMENT,
             "invalid CNI environment variables: " + String.join(", ", invalid),
-            String.join("; ", problems));
+            String.join(". ", problems));
       }
     }
   }

@@ -8,9 +8,9 @@ import java.util.Optional;
 
 /**
  * Reads fields of a JSON document by path and collects what is wrong with them, so that one error
- * names every invalid field ("ipam.pools[1] ...; ipam.socket ...") instead of the first. Wrongly
- * typed values are described by their type only; values are quoted only where a rule about their
- * text failed.
+ * names every invalid field ("ipam.pools[1] ... . ipam.socket ...") instead of the first; problems
+ * are joined with ". " because a problem's own fix follows a "; ". Wrongly typed values are
+ * described by their type only; values are quoted only where a rule about their text failed.
  */
 final class JsonProblems {
 
@@ -44,13 +44,13 @@ final class JsonProblems {
     if (!invalid.isEmpty()) {
       List<String> all = new ArrayList<>(invalid);
       all.addAll(unsupported);
-      throw new CniException(CniErrorCode.INVALID_NETWORK_CONFIG, msg, String.join("; ", all));
+      throw new CniException(CniErrorCode.INVALID_NETWORK_CONFIG, msg, String.join(". ", all));
     }
     if (!unsupported.isEmpty()) {
       throw new CniException(
           CniErrorCode.UNSUPPORTED_FIELD,
           "unsupported field in network configuration",
-          String.join("; ", unsupported));
+          String.join(". ", unsupported));
     }
   }
 

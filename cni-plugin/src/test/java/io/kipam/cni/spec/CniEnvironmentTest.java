@@ -106,11 +106,12 @@ class CniEnvironmentTest {
         .isEqualTo(
             "invalid CNI environment variables: CNI_CONTAINERID, CNI_IFNAME, CNI_NETNS, CNI_ARGS");
     assertThat(e.details())
-        .contains("CNI_CONTAINERID is not set")
-        .contains("CNI_IFNAME is not set")
-        .contains("CNI_NETNS is not set")
-        .contains("CNI_ARGS has no K8S_POD_NAMESPACE")
-        .contains("CNI_ARGS has no K8S_POD_NAME;");
+        .isEqualTo(
+            "CNI_CONTAINERID is not set; the runtime must set it for ADD. "
+                + "CNI_IFNAME is not set; the runtime must set it for ADD. "
+                + "CNI_NETNS is not set; the runtime must set it for ADD. "
+                + "CNI_ARGS has no K8S_POD_NAMESPACE and no K8S_POD_NAME; kipam allocates for"
+                + " Kubernetes pods and needs the pod's namespace and name");
   }
 
   @Test

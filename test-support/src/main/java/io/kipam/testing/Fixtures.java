@@ -104,6 +104,7 @@ public final class Fixtures {
               client.apiextensions().v1().customResourceDefinitions().withName(name).get();
           return crd != null
               && crd.getStatus() != null
+              && crd.getStatus().getConditions() != null
               && crd.getStatus().getConditions().stream()
                   .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
         });

@@ -29,6 +29,7 @@ public final class Kipam {
 
   static final String EXIT_CODE_HEADER = "kipam-exit-code";
   static final int TRY_AGAIN_LATER = 11;
+  static final int PLUGIN_NOT_AVAILABLE = 50;
 
   private Kipam() {}
 
@@ -72,6 +73,14 @@ public final class Kipam {
       stdout.write(answer.body());
       return Integer.parseInt(answer.headers().get(EXIT_CODE_HEADER));
     } catch (IOException | RuntimeException e) {
+      if ("STATUS".equals(env.get("CNI_COMMAND"))) {
+        return error(
+            stdout,
+            cniVersion,
+            PLUGIN_NOT_AVAILABLE,
+            "kipam-node at " + socket + " is not available",
+            e.getMessage());
+      }
       return error(
           stdout,
           cniVersion,

@@ -39,6 +39,7 @@ public final class Ledger {
   private final Map<String, Lease> byAttachment = new HashMap<>();
   private final Set<String> reserved = new HashSet<>();
   private final Map<String, Instant> releasedAt = new HashMap<>();
+  private final Map<String, Instant> firstSeen = new HashMap<>();
   private boolean synced;
 
   public Ledger(String node, Clock clock) {
@@ -75,6 +76,7 @@ public final class Ledger {
   }
 
   public synchronized void leaseSeen(Lease lease) {
+    firstSeen.putIfAbsent(addressKey(lease.pool(), lease.ip()), clock.instant());
     byAddress.put(addressKey(lease.pool(), lease.ip()), lease);
     byAttachment.put(attachmentKey(lease.pool(), lease.attachment()), lease);
   }
@@ -82,6 +84,7 @@ public final class Ledger {
   /** An IPAddress is gone (deleted by kipam, or by the garbage collector with its pod). */
   public synchronized void leaseGone(String pool, IpAddress ip) {
     Lease gone = byAddress.remove(addressKey(pool, ip));
+    firstSeen.remove(addressKey(pool, ip));
     if (gone != null) {
       byAttachment.remove(attachmentKey(pool, gone.attachment()), gone);
       releasedAt.put(addressKey(pool, ip), clock.instant());
@@ -100,6 +103,15 @@ public final class Ledger {
 
   public synchronized Optional<Lease> leaseOf(String pool, Attachment attachment) {
     return Optional.ofNullable(byAttachment.get(attachmentKey(pool, attachment)));
+  }
+
+  /**
+   * Whether this node has known {@code lease} for at least {@code age}; after a restart, ages count
+   * from the restart, which only makes garbage collection more careful.
+   */
+  public synchronized boolean olderThan(Lease lease, java.time.Duration age) {
+    Instant seen = firstSeen.get(addressKey(lease.pool(), lease.ip()));
+    return seen != null && !seen.plus(age).isAfter(clock.instant());
   }
 
   public synchronized List<Lease> leases() {

@@ -1,0 +1,291 @@
+package io.kipam.node;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.IpFamily;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.cni.spec.CniErrorCode;
+import io.kipam.cni.spec.CniException;
+import io.kipam.cni.spec.CniRequest;
+import io.kipam.cni.spec.CniResponse;
+import io.kipam.cni.spec.CniVersion;
+import io.kipam.cni.spec.Dns;
+import io.kipam.cni.spec.IpConfig;
+import io.kipam.cni.spec.IpamResult;
+import io.kipam.cni.spec.NetworkConfig;
+import io.kipam.cni.spec.Route;
+import io.kipam.node.alloc.AllocationException;
+import io.kipam.node.alloc.Allocator;
+import io.kipam.node.alloc.Attachment;
+import io.kipam.node.alloc.Lease;
+import io.kipam.node.alloc.Ledger;
+import io.kipam.node.alloc.PodRef;
+import io.kipam.node.alloc.PoolView;
+import io.kipam.node.alloc.StoreUnavailableException;
+import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.server.CniEndpoint;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CNI verbs on top of the allocator: parses each forwarded call, does what the verb asks, and
+ * maps every failure to a CNI error code with a message that says what to do — a transient API
+ * failure or a daemon that has not synced is 11 (try again later), an exhausted pool 100, a pool
+ * that does not exist or is not Ready 101, a bad request the code the CNI spec gives it.
+ */
+public final class CniService implements CniEndpoint {
+
+  private static final Logger log = LoggerFactory.getLogger(CniService.class);
+
+  private final NodeWatch watch;
+  private final Ledger ledger;
+  private final Allocator allocator;
+  private final BooleanSupplier ready;
+  private final Duration gcGrace;
+
+  public CniService(
+      NodeWatch watch,
+      Ledger ledger,
+      Allocator allocator,
+      BooleanSupplier ready,
+      Duration gcGrace) {
+    this.watch = watch;
+    this.ledger = ledger;
+    this.allocator = allocator;
+    this.ready = ready;
+    this.gcGrace = gcGrace;
+  }
+
+  @Override
+  public Answer handle(Map<String, String> env, byte[] stdin) {
+    CniResponse response = respond(env, stdin);
+    return new Answer(response.exitCode(), response.stdout());
+  }
+
+  CniResponse respond(Map<String, String> env, byte[] stdin) {
+    CniRequest request;
+    try {
+      request = CniRequest.parse(env, stdin);
+    } catch (CniException e) {
+      return CniResponse.error(e);
+    }
+    CniVersion version = request.cniVersion();
+    try {
+      return switch (request.command()) {
+        case ADD -> add(request);
+        case DEL -> del(request);
+        case CHECK -> check(request);
+        case GC -> gc(request);
+        case STATUS -> status();
+        case VERSION -> CniResponse.version(version);
+      };
+    } catch (CniException e) {
+      return CniResponse.error(version, e);
+    } catch (AllocationException e) {
+      CniErrorCode code =
+          e.reason() == AllocationException.Reason.NOT_READY
+              ? CniErrorCode.TRY_AGAIN_LATER
+              : CniErrorCode.POOL_EXHAUSTED;
+      return CniResponse.error(version, new CniException(code, e.getMessage(), ""));
+    } catch (StoreUnavailableException e) {
+      return CniResponse.error(
+          version,
+          new CniException(
+              CniErrorCode.TRY_AGAIN_LATER,
+              "the Kubernetes API is unavailable; nothing was changed, try again",
+              e.getMessage()));
+    } catch (NodeWatch.PoolNotUsableException e) {
+      return CniResponse.error(
+          version, new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), ""));
+    } catch (RuntimeException e) {
+      log.error("{} failed unexpectedly", request.command(), e);
+      return CniResponse.error(
+          version,
+          new CniException(
+              CniErrorCode.INTERNAL,
+              "kipam-node failed unexpectedly: " + e,
+              "see kipam-node's log"));
+    }
+  }
+
+  private CniResponse add(CniRequest request) throws NodeWatch.PoolNotUsableException {
+    NetworkConfig config = request.config().orElseThrow();
+    Attachment attachment = attachment(request);
+    PodRef pod = pod(request);
+    List<PoolView> pools = pools(config.ipam().pools());
+    List<Lease> leases = allocator.allocate(pools, attachment, pod, config.mac().orElse(null));
+    return CniResponse.result(request.cniVersion(), result(leases));
+  }
+
+  private CniResponse del(CniRequest request) {
+    NetworkConfig config = request.config().orElseThrow();
+    allocator.release(config.ipam().pools(), attachment(request));
+    return CniResponse.empty();
+  }
+
+  private CniResponse check(CniRequest request) {
+    NetworkConfig config = request.config().orElseThrow();
+    Attachment attachment = attachment(request);
+    Set<String> held = new HashSet<>();
+    for (String pool : config.ipam().pools()) {
+      Lease lease =
+          ledger
+              .leaseOf(pool, attachment)
+              .orElseThrow(
+                  () ->
+                      new CniException(
+                          CniErrorCode.CHECK_MISMATCH,
+                          "attachment "
+                              + attachment.containerId()
+                              + "/"
+                              + attachment.ifName()
+                              + " holds no address of pool "
+                              + pool,
+                          "its IPAddress is gone; the pod needs to be recreated"));
+      held.add(lease.ip().toString());
+    }
+    if (config.prevResult().isPresent()) {
+      Set<String> previous = new HashSet<>();
+      config.prevResult().get().ips().forEach(ip -> previous.add(ip.address().toString()));
+      if (!previous.equals(held)) {
+        throw new CniException(
+            CniErrorCode.CHECK_MISMATCH,
+            "the previous result lists " + previous + " but the attachment holds " + held,
+            "");
+      }
+    }
+    return CniResponse.empty();
+  }
+
+  /**
+   * Releases this node's addresses of the configuration's pools whose attachment is not in {@code
+   * cni.dev/valid-attachments}, sparing those younger than the grace period: an ADD may have
+   * completed after the runtime computed its list.
+   */
+  private CniResponse gc(CniRequest request) {
+    NetworkConfig config = request.config().orElseThrow();
+    Set<io.kipam.cni.spec.Attachment> valid =
+        new HashSet<>(config.validAttachments().orElse(List.of()));
+    Set<String> pools = new HashSet<>(config.ipam().pools());
+    int released = 0;
+    for (Lease lease : ledger.leases()) {
+      boolean inUse =
+          valid.contains(
+              new io.kipam.cni.spec.Attachment(
+                  lease.attachment().containerId(), lease.attachment().ifName()));
+      if (!pools.contains(lease.pool()) || inUse || !ledger.olderThan(lease, gcGrace)) {
+        continue;
+      }
+      allocator.release(List.of(lease.pool()), lease.attachment());
+      released++;
+    }
+    log.info("GC of network {} released {} addresses", config.name(), released);
+    return CniResponse.empty();
+  }
+
+  private CniResponse status() {
+    if (!ready.getAsBoolean()) {
+      throw new CniException(
+          CniErrorCode.PLUGIN_NOT_AVAILABLE,
+          "kipam-node on " + ledger.node() + " is not ready",
+          "it has not finished reading its allocations, or holds no node lock yet");
+    }
+    return CniResponse.empty();
+  }
+
+  private static Attachment attachment(CniRequest request) {
+    var a = request.attachment().orElseThrow();
+    return new Attachment(a.containerId(), a.ifName());
+  }
+
+  private PodRef pod(CniRequest request) {
+    var args = request.environment().args();
+    Optional<String> namespace = args.podNamespace();
+    Optional<String> name = args.podName();
+    if (namespace.isEmpty() || name.isEmpty()) {
+      throw new CniException(
+          CniErrorCode.INVALID_ENVIRONMENT,
+          "CNI_ARGS lacks K8S_POD_NAMESPACE or K8S_POD_NAME",
+          "kipam allocates addresses to Kubernetes pods; the runtime (CRI) sets these");
+    }
+    String uid =
+        args.podUid()
+            .or(() -> watch.podUid(namespace.get(), name.get()))
+            .orElseThrow(
+                () ->
+                    new CniException(
+                        CniErrorCode.TRY_AGAIN_LATER,
+                        "pod "
+                            + namespace.get()
+                            + "/"
+                            + name.get()
+                            + " is not known on this node yet",
+                        "the runtime passed no K8S_POD_UID and the pod watch has not seen the pod"));
+    return new PodRef(namespace.get(), name.get(), uid);
+  }
+
+  private List<PoolView> pools(List<String> names) throws NodeWatch.PoolNotUsableException {
+    List<PoolView> pools = new ArrayList<>();
+    Set<IpFamily> families = new LinkedHashSet<>();
+    for (String name : names) {
+      PoolView pool = watch.pool(name);
+      if (!families.add(pool.layout().family())) {
+        throw new CniException(
+            CniErrorCode.INVALID_NETWORK_CONFIG,
+            "ipam.pools names two "
+                + pool.layout().family().displayName()
+                + " pools; name at most one pool per IP family",
+            "two pools give a dual-stack attachment: one IPv4 and one IPv6");
+      }
+      pools.add(pool);
+    }
+    return pools;
+  }
+
+  private IpamResult result(List<Lease> leases) {
+    List<IpConfig> ips = new ArrayList<>();
+    List<Route> routes = new ArrayList<>();
+    List<IpAddress> nameservers = new ArrayList<>();
+    Optional<String> domain = Optional.empty();
+    List<String> search = new ArrayList<>();
+    List<String> options = new ArrayList<>();
+    for (Lease lease : leases) {
+      IPPool pool = watch.poolObject(lease.pool());
+      var spec = pool.getSpec();
+      IpAddress gateway = spec.getGateway() == null ? null : IpAddress.parse(spec.getGateway());
+      ips.add(IpConfig.inPool(lease.ip(), Cidr.parse(spec.getCidr()), gateway));
+      if (spec.getRoutes() != null) {
+        for (var r : spec.getRoutes()) {
+          routes.add(
+              new Route(
+                  Cidr.parse(r.getDst()), Optional.ofNullable(r.getGw()).map(IpAddress::parse)));
+        }
+      }
+      if (spec.getDns() != null) {
+        var dns = spec.getDns();
+        if (dns.getNameservers() != null) {
+          dns.getNameservers().forEach(n -> nameservers.add(IpAddress.parseLenient(n)));
+        }
+        if (dns.getDomain() != null && domain.isEmpty()) {
+          domain = Optional.of(dns.getDomain());
+        }
+        if (dns.getSearch() != null) {
+          search.addAll(dns.getSearch());
+        }
+        if (dns.getOptions() != null) {
+          options.addAll(dns.getOptions());
+        }
+      }
+    }
+    return new IpamResult(ips, routes, new Dns(nameservers, domain, search, options));
+  }
+}

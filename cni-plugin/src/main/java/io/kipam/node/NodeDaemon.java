@@ -1,0 +1,140 @@
+package io.kipam.node;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.kipam.node.alloc.Allocator;
+import io.kipam.node.alloc.Ledger;
+import io.kipam.node.kube.KubernetesStore;
+import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.server.CniEndpoint;
+import io.kipam.node.server.NodeServer;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.nio.file.Files;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kipam-node: takes the node lock, serves the CNI executable on the node's unix socket, and keeps
+ * the node's allocations in sync with the API. It answers calls from the start, but allocates
+ * nothing until its watches have listed this node's allocations (until then ADD is "try again
+ * later" and /readyz is 503).
+ */
+public final class NodeDaemon implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(NodeDaemon.class);
+
+  private final NodeSettings settings;
+  private NodeLock lock;
+  private KubernetesClient client;
+  private NodeWatch watch;
+  private NodeServer server;
+  private Ledger ledger;
+
+  public NodeDaemon(NodeSettings settings) {
+    this.settings = settings;
+  }
+
+  public static void main(String[] args) throws Exception {
+    NodeSettings settings;
+    try {
+      settings = NodeSettings.fromEnvironment(System.getenv());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kipam-node: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    NodeDaemon daemon = new NodeDaemon(settings);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  daemon.close();
+                  stopped.countDown();
+                },
+                "kipam-node-stop"));
+    daemon.start();
+    stopped.await();
+  }
+
+  public void start() throws Exception {
+    lock = NodeLock.acquire(settings.stateDir().resolve("kipam-node.lock"));
+    client = new KubernetesClientBuilder().withConfig(clientConfig()).build();
+    Clock clock = Clock.systemUTC();
+    ledger = new Ledger(settings.node(), clock);
+    watch = new NodeWatch(client, settings.node(), ledger);
+    Allocator allocator =
+        new Allocator(ledger, new KubernetesStore(client, watch::poolUid), new SecureRandom());
+    PrometheusRegistry registry = new PrometheusRegistry();
+    CniService service =
+        new CniService(watch, ledger, allocator, ledger::synced, settings.gcGrace());
+    server =
+        new NodeServer(settings.socket(), measured(service, registry), ledger::synced, registry);
+    server.start();
+    watch.start(Duration.ofMinutes(5));
+    log.info("kipam-node ready on node {}", settings.node());
+  }
+
+  private Config clientConfig() throws Exception {
+    Config config =
+        settings.kubeconfig().isPresent()
+            ? Config.fromKubeconfig(Files.readString(settings.kubeconfig().get()))
+            : Config.autoConfigure(null);
+    // A CNI call must fail fast when the API is away, so the runtime retries (error 11) rather
+    // than wait out long client retries.
+    config.setRequestTimeout(10_000);
+    config.setConnectionTimeout(5_000);
+    config.setRequestRetryBackoffLimit(1);
+    return config;
+  }
+
+  private static CniEndpoint measured(CniEndpoint inner, PrometheusRegistry registry) {
+    Counter calls =
+        Counter.builder()
+            .name("kipam_cni_calls_total")
+            .help("CNI calls served, by command and exit code")
+            .labelNames("command", "exit_code")
+            .register(registry);
+    Histogram seconds =
+        Histogram.builder()
+            .name("kipam_cni_call_duration_seconds")
+            .help("Time to serve one CNI call, by command")
+            .labelNames("command")
+            .register(registry);
+    return (env, stdin) -> {
+      long start = System.nanoTime();
+      CniEndpoint.Answer answer = inner.handle(env, stdin);
+      String command = String.valueOf(env.get("CNI_COMMAND"));
+      calls.labelValues(command, Integer.toString(answer.exitCode())).inc();
+      seconds.labelValues(command).observe((System.nanoTime() - start) / 1e9);
+      return answer;
+    };
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (server != null) {
+        server.close();
+      }
+      if (watch != null) {
+        watch.close();
+      }
+      if (client != null) {
+        client.close();
+      }
+      if (lock != null) {
+        lock.close();
+      }
+    } catch (Exception e) {
+      log.warn("error while stopping: {}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package io.kipam.node;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * kipam-node's settings, from its environment (the DaemonSet sets them). Every problem is reported
+ * at once, naming the variable.
+ *
+ * <ul>
+ *   <li>{@code NODE_NAME} (required): this node's name, from the downward API.
+ *   <li>{@code KIPAM_SOCKET}: the unix socket for the CNI executable; default {@code
+ *       /run/kipam/kipam.sock}.
+ *   <li>{@code KIPAM_STATE_DIR}: where the node lock lives; default {@code /var/lib/kipam}.
+ *   <li>{@code KUBECONFIG}: a kubeconfig file; default the pod's service account.
+ *   <li>{@code KIPAM_GC_GRACE_SECONDS}: how old an allocation must be before CNI GC may release it;
+ *       default 60.
+ * </ul>
+ */
+public record NodeSettings(
+    String node, Path socket, Path stateDir, Optional<Path> kubeconfig, Duration gcGrace) {
+
+  public static NodeSettings fromEnvironment(Map<String, String> env) {
+    List<String> problems = new ArrayList<>();
+    String node = env.get("NODE_NAME");
+    if (node == null || node.isBlank()) {
+      problems.add("NODE_NAME is not set: set it from the downward API (spec.nodeName)");
+    }
+    Duration grace = Duration.ofSeconds(60);
+    String graceText = env.get("KIPAM_GC_GRACE_SECONDS");
+    if (graceText != null) {
+      try {
+        grace = Duration.ofSeconds(Long.parseLong(graceText));
+        if (grace.isNegative()) {
+          problems.add("KIPAM_GC_GRACE_SECONDS must not be negative, not " + graceText);
+        }
+      } catch (NumberFormatException e) {
+        problems.add("KIPAM_GC_GRACE_SECONDS must be a whole number of seconds, not " + graceText);
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", problems));
+    }
+    return new NodeSettings(
+        node,
+        Path.of(env.getOrDefault("KIPAM_SOCKET", "/run/kipam/kipam.sock")),
+        Path.of(env.getOrDefault("KIPAM_STATE_DIR", "/var/lib/kipam")),
+        Optional.ofNullable(env.get("KUBECONFIG")).map(Path::of),
+        grace);
+  }
+}

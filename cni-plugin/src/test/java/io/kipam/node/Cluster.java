@@ -1,0 +1,87 @@
+package io.kipam.node;
+
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.api.v1alpha1.IPPoolStatus;
+import java.time.Instant;
+import java.util.List;
+
+/** Objects kipam-node tests need in the cluster. */
+final class Cluster {
+
+  private Cluster() {}
+
+  /**
+   * Creates a pool and marks it Ready for its generation, as kipam-operator does once it has
+   * checked the pool (the operator is not part of these tests).
+   */
+  static IPPool readyPool(KubernetesClient client, String name, IPPoolSpec spec) {
+    IPPool pool = new IPPool();
+    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
+    pool.setSpec(spec);
+    IPPool created = client.resource(pool).create();
+    IPPoolStatus status = new IPPoolStatus();
+    status.setObservedGeneration(created.getMetadata().getGeneration());
+    status.setConditions(
+        List.of(
+            new ConditionBuilder()
+                .withType("Ready")
+                .withStatus("True")
+                .withReason("Checked")
+                .withMessage("ready for allocation")
+                .withObservedGeneration(created.getMetadata().getGeneration())
+                .withLastTransitionTime(Instant.now().toString())
+                .build()));
+    created.setStatus(status);
+    return client.resource(created).updateStatus();
+  }
+
+  static IPPoolSpec spec(String cidr, int blockSize, int reuseDelaySeconds) {
+    IPPoolSpec spec = new IPPoolSpec();
+    spec.setCidr(cidr);
+    spec.setBlockSize(blockSize);
+    spec.setReuseDelaySeconds(reuseDelaySeconds);
+    return spec;
+  }
+
+  /** A pod bound to {@code node}; with no kubelet it never runs, but it owns its addresses. */
+  static Pod pod(KubernetesClient client, String namespace, String name, String node) {
+    return client
+        .pods()
+        .inNamespace(namespace)
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName(node)
+                .withAutomountServiceAccountToken(false)
+                .addNewContainer()
+                .withName("main")
+                .withImage("registry.invalid/never-pulled:1")
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  static String config(String version, String socket, String... pools) {
+    StringBuilder list = new StringBuilder();
+    for (String p : pools) {
+      list.append(list.length() == 0 ? "" : ",").append('"').append(p).append('"');
+    }
+    return "{\"cniVersion\":\""
+        + version
+        + "\",\"name\":\"kipam-test\",\"type\":\"bridge\",\"ipam\":{\"type\":\"kipam\",\"pools\":["
+        + list
+        + "],\"socket\":\""
+        + socket
+        + "\"}}";
+  }
+}

@@ -1,0 +1,65 @@
+package io.kipam.node;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the installed {@code kipam} executable the way a container runtime does. */
+final class CniCall {
+
+  /** What the executable printed and how it exited. */
+  record Outcome(int exit, String stdout) {
+    boolean ok() {
+      return exit == 0;
+    }
+  }
+
+  private CniCall() {}
+
+  static Outcome run(Path executable, Map<String, String> env, String stdin) {
+    ProcessBuilder builder = new ProcessBuilder(executable.toString());
+    Map<String, String> processEnv = builder.environment();
+    // A runtime passes the CNI variables and little else.
+    processEnv.keySet().removeIf(k -> k.startsWith("CNI_"));
+    processEnv.putAll(env);
+    try {
+      Process process = builder.redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      process.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().close();
+      String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("kipam did not finish within 60s");
+      }
+      return new Outcome(process.exitValue(), out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static Map<String, String> env(
+      String command, String containerId, String ifName, String namespace, String pod, String uid) {
+    Map<String, String> env = new HashMap<>();
+    env.put("CNI_COMMAND", command);
+    env.put("CNI_CONTAINERID", containerId);
+    env.put("CNI_NETNS", "/var/run/netns/" + containerId);
+    env.put("CNI_IFNAME", ifName);
+    env.put("CNI_PATH", "/opt/cni/bin");
+    StringBuilder args = new StringBuilder("IgnoreUnknown=1");
+    if (namespace != null) {
+      args.append(";K8S_POD_NAMESPACE=").append(namespace).append(";K8S_POD_NAME=").append(pod);
+    }
+    if (uid != null) {
+      args.append(";K8S_POD_UID=").append(uid);
+    }
+    env.put("CNI_ARGS", args.toString());
+    return env;
+  }
+}

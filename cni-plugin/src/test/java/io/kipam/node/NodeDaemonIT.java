@@ -1,0 +1,203 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** kipam-node and the kipam executable against the real control plane, one call at a time. */
+@WithControlPlane
+class NodeDaemonIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static Path dir;
+  private static Path kipam;
+  private static DaemonProcess daemon;
+  private static String node;
+  private static String pool;
+  private static String singleAddressPool;
+
+  private final KubernetesClient client;
+  private final String namespace;
+
+  NodeDaemonIT(KubernetesClient client) {
+    this.client = client;
+    this.namespace = Fixtures.namespace(client, "node-it");
+  }
+
+  @BeforeAll
+  static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    dir = Files.createTempDirectory("kipam-node-it");
+    kipam = Installer.install(dir.resolve("bin"));
+    node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    pool = Fixtures.uniqueName("pods");
+    Cluster.readyPool(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
+    singleAddressPool = Fixtures.uniqueName("one");
+    var spec = Cluster.spec("10.232.0.0/24", 32, 3);
+    spec.setRangeStart("10.232.0.9");
+    spec.setRangeEnd("10.232.0.9");
+    Cluster.readyPool(client, singleAddressPool, spec);
+    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig()).start();
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(() -> assertThat(status().ok()).as("daemon log %s", daemon.log).isTrue());
+  }
+
+  @AfterAll
+  static void stopDaemon() throws Exception {
+    if (daemon != null) {
+      daemon.close();
+    }
+  }
+
+  private static CniCall.Outcome status() {
+    return CniCall.run(
+        kipam,
+        Map.of("CNI_COMMAND", "STATUS"),
+        Cluster.config("1.1.0", daemon.socket.toString(), pool));
+  }
+
+  private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {
+    return CniCall.run(
+        kipam,
+        CniCall.env(
+            command,
+            containerId,
+            "eth0",
+            namespace,
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid()),
+        Cluster.config("1.0.0", daemon.socket.toString(), pools));
+  }
+
+  private static String ipOf(CniCall.Outcome outcome) throws Exception {
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    JsonNode result = JSON.readTree(outcome.stdout());
+    return result.path("ips").get(0).path("address").asText().split("/")[0];
+  }
+
+  private List<IPAddress> addresses() {
+    return client.resources(IPAddress.class).inNamespace(namespace).list().getItems();
+  }
+
+  @Test
+  void addGivesAnAddressOfThePoolHeldByAnIPAddressOwnedByThePod() throws Exception {
+    Pod pod = Cluster.pod(client, namespace, "web-0", node);
+
+    String ip = ipOf(call("ADD", pod, "c-web-0", pool));
+
+    assertThat(ip).startsWith("10.231.0.");
+    IPAddress address =
+        client
+            .resources(IPAddress.class)
+            .inNamespace(namespace)
+            .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
+            .get();
+    assertThat(address.getSpec().getPod().getUid()).isEqualTo(pod.getMetadata().getUid());
+    assertThat(address.getSpec().getNode()).isEqualTo(node);
+    assertThat(address.getMetadata().getLabels()).containsEntry(ApiConstants.LABEL_NODE, node);
+    assertThat(address.getMetadata().getOwnerReferences())
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getKind()).isEqualTo("Pod");
+              assertThat(o.getUid()).isEqualTo(pod.getMetadata().getUid());
+              assertThat(o.getBlockOwnerDeletion()).isFalse();
+            });
+  }
+
+  @Test
+  void addIsIdempotentAndDelSucceedsWhateverIsLeft() throws Exception {
+    Pod pod = Cluster.pod(client, namespace, "idem", node);
+    String first = ipOf(call("ADD", pod, "c-idem", pool));
+
+    assertThat(ipOf(call("ADD", pod, "c-idem", pool))).isEqualTo(first);
+    assertThat(addresses()).hasSize(1);
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(call("DEL", pod, "c-idem", pool).ok()).isTrue();
+    }
+    assertThat(call("DEL", pod, "c-never-added", pool).ok()).isTrue();
+    assertThat(addresses()).isEmpty();
+
+    String again = ipOf(call("ADD", pod, "c-idem-2", pool));
+    client.resources(IPAddress.class).inNamespace(namespace).delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> addresses().isEmpty());
+    assertThat(call("DEL", pod, "c-idem-2", pool).ok())
+        .as("DEL after its IPAddress was deleted")
+        .isTrue();
+    assertThat(again).isNotNull();
+  }
+
+  @Test
+  void staleDelNeverRemovesAnAddressReissuedToAnotherPod() throws Exception {
+    Pod first = Cluster.pod(client, namespace, "first", node);
+    Pod second = Cluster.pod(client, namespace, "second", node);
+    String ip =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok)
+            .stdout()
+            .replaceAll(".*\"address\":\"([^/\"]+)/.*", "$1");
+    assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(ipOf(call("ADD", second, "c-second", singleAddressPool))).isEqualTo(ip));
+
+    assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
+
+    assertThat(addresses())
+        .singleElement()
+        .satisfies(a -> assertThat(a.getSpec().getPod().getName()).isEqualTo("second"));
+    assertThat(call("DEL", second, "c-second", singleAddressPool).ok()).isTrue();
+  }
+
+  @Test
+  void deletingThePodReturnsItsAddressAfterTheReuseDelay() throws Exception {
+    Pod owner = Cluster.pod(client, namespace, "gc-owner", node);
+    // Another test may have just released the pool's one address; it rests for 3s.
+    String ip =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> call("ADD", owner, "c-gc-owner", singleAddressPool), CniCall.Outcome::ok)
+            .stdout()
+            .replaceAll(".*\"address\":\"([^/\"]+)/.*", "$1");
+
+    client.pods().inNamespace(namespace).withName("gc-owner").withGracePeriod(0).delete();
+    await().atMost(Duration.ofSeconds(90)).until(() -> addresses().isEmpty());
+
+    Pod next = Cluster.pod(client, namespace, "gc-next", node);
+    CniCall.Outcome early = call("ADD", next, "c-gc-next", singleAddressPool);
+    assertThat(early.exit()).as("the address rests for 3s after release").isEqualTo(1);
+    assertThat(early.stdout()).contains("\"code\":100").contains(singleAddressPool);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(ipOf(call("ADD", next, "c-gc-next", singleAddressPool))).isEqualTo(ip));
+    assertThat(call("DEL", next, "c-gc-next", singleAddressPool).ok()).isTrue();
+  }
+}

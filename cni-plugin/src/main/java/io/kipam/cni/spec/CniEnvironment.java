@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -39,6 +40,11 @@ public record CniEnvironment(
       String.join(", ", Arrays.stream(CniCommand.values()).map(Enum::name).toList());
 
   public CniEnvironment {
+    Objects.requireNonNull(command, "command");
+    Objects.requireNonNull(containerId, "containerId");
+    Objects.requireNonNull(netns, "netns");
+    Objects.requireNonNull(ifName, "ifName");
+    Objects.requireNonNull(args, "args");
     path = List.copyOf(path);
   }
 

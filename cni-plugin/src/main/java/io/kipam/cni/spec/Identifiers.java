@@ -54,11 +54,16 @@ final class Identifiers {
     }
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);
-      if (c == '/' || c == ':' || Character.isWhitespace(c) || Character.isSpaceChar(c)) {
+      if (c == '/' || c == ':' || isSpace(c)) {
         return Optional.of(
             Json.quote(name) + " contains '/', ':' or whitespace, which an interface name may not");
       }
     }
     return Optional.empty();
+  }
+
+  /** Whitespace as Go's unicode.IsSpace sees it, which the reference implementation uses. */
+  private static boolean isSpace(char c) {
+    return Character.isWhitespace(c) || Character.isSpaceChar(c) || c == 0x85;
   }
 }

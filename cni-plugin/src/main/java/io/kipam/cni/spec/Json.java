@@ -63,8 +63,11 @@ final class Json {
           "cannot decode " + what,
           what + " is not valid JSON: " + problem(e) + " near " + position(e.getLocation()));
     } catch (IOException e) {
+      // Reading a byte array does no I/O: what is left is undecodable text, e.g. invalid UTF-8.
       throw new CniException(
-          CniErrorCode.IO_FAILURE, "cannot read " + what, e.getClass().getSimpleName());
+          CniErrorCode.DECODING_FAILURE,
+          "cannot decode " + what,
+          what + " is not UTF-8 encoded JSON");
     }
   }
 

@@ -159,6 +159,17 @@ class CniRequestTest {
   }
 
   @Test
+  void invalidUtf8IsADecodingError() {
+    byte[] stdin = Calls.bytes(Calls.config("1.0.0", "\"note\":\"__\""));
+    int at = new String(stdin, java.nio.charset.StandardCharsets.UTF_8).indexOf("__");
+    stdin[at] = (byte) 0xc3;
+    stdin[at + 1] = (byte) 0x28;
+    CniException e =
+        catchThrowableOfType(CniException.class, () -> CniRequest.parse(Calls.env("ADD"), stdin));
+    assertThat(e.code().code()).isEqualTo(6);
+  }
+
+  @Test
   void emptyStdinIsADecodingError() {
     CniException e = refused("ADD", "");
     assertThat(e.code().code()).isEqualTo(6);

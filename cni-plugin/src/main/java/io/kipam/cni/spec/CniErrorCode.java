@@ -35,8 +35,12 @@ public enum CniErrorCode {
   POOL_NOT_AVAILABLE(101),
   /** kipam: CHECK found that the attachment's address no longer matches its prevResult. */
   CHECK_MISMATCH(102),
-  /** kipam: a bug in kipam; the details say where to look, and a retry is unlikely to help. */
-  INTERNAL(199);
+  /**
+   * A bug in kipam; the details say where to look, and a retry is unlikely to help. 999 is the code
+   * the reference library (libcni's skel) gives errors it cannot classify, so tools that know that
+   * convention read kipam's the same way.
+   */
+  INTERNAL(999);
 
   private final int code;
 

@@ -25,7 +25,7 @@ public interface CniPlugin {
 
   /**
    * Told about an exception that is not a {@link CniException}, i.e. a bug, before the runtime gets
-   * a code 199 answer that does not repeat its message. Override to log it.
+   * a code 999 answer that does not repeat its message. Override to log it.
    */
   default void onUnexpected(CniCommand command, RuntimeException e) {}
 }

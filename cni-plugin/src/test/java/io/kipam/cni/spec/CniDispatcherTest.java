@@ -123,13 +123,13 @@ class CniDispatcherTest {
   }
 
   @Test
-  void aBugIsCode199WithoutItsMessageAndIsHandedToThePlugin() {
+  void aBugIsCode999WithoutItsMessageAndIsHandedToThePlugin() {
     plugin.failure = () -> new IllegalStateException("raw stdin was {\"token\":\"s3cr3t\"}");
     CniResponse response = call(CniCommand.ADD, "1.0.0");
     assertThat(response.exitCode()).isEqualTo(1);
     assertThat(response.stdoutText())
         .isEqualTo(
-            "{\"cniVersion\":\"1.0.0\",\"code\":199,\"msg\":\"internal error in kipam\","
+            "{\"cniVersion\":\"1.0.0\",\"code\":999,\"msg\":\"internal error in kipam\","
                 + "\"details\":\"ADD failed with an unexpected IllegalStateException;"
                 + " the kipam-node log has the details\"}");
     assertThat(plugin.unexpected).hasSize(1);

@@ -10,7 +10,8 @@ final class Installer {
 
   private Installer() {}
 
-  static Path install(Path binDir) throws IOException, InterruptedException {
+  /** Installs kipam so that configurations naming no socket reach {@code socket}. */
+  static Path install(Path binDir, Path socket) throws IOException, InterruptedException {
     Path jar;
     try (var files = Files.list(Path.of("target"))) {
       jar =
@@ -25,7 +26,8 @@ final class Installer {
                 "src/main/dist/install-kipam.sh",
                 jar.toString(),
                 binDir.toString(),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString())
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                socket.toString())
             .inheritIO()
             .start();
     if (!install.waitFor(120, TimeUnit.SECONDS) || install.exitValue() != 0) {

@@ -48,7 +48,6 @@ class NodeDaemonIT {
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
     dir = Files.createTempDirectory("kipam-node-it");
-    kipam = Installer.install(dir.resolve("bin"));
     node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     pool = Fixtures.uniqueName("pods");
@@ -58,7 +57,9 @@ class NodeDaemonIT {
     spec.setRangeStart("10.232.0.9");
     spec.setRangeEnd("10.232.0.9");
     Cluster.readyPool(client, singleAddressPool, spec);
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig()).start();
+    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
+    daemon.start();
     await()
         .atMost(Duration.ofSeconds(90))
         .untilAsserted(() -> assertThat(status().ok()).as("daemon log %s", daemon.log).isTrue());

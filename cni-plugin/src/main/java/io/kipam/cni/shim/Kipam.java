@@ -19,7 +19,13 @@ import java.util.TreeMap;
  */
 public final class Kipam {
 
-  static final Path DEFAULT_SOCKET = Path.of("/run/kipam/kipam.sock");
+  /**
+   * The socket used when the configuration names none (or cannot be read): /run/kipam/kipam.sock,
+   * or what the installer set with {@code -Dkipam.socket}.
+   */
+  static final Path DEFAULT_SOCKET =
+      Path.of(System.getProperty("kipam.socket", "/run/kipam/kipam.sock"));
+
   static final List<String> SUPPORTED_VERSIONS =
       List.of("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0");
   static final String NEWEST_VERSION = "1.1.0";

@@ -1,0 +1,278 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Bad input and an absent API server: clear CNI errors, and nothing allocated. */
+@WithControlPlane
+class NodeFailuresIT {
+
+  private static Path kipam;
+  private static DaemonProcess daemon;
+  private static String node;
+  private static String namespace;
+  private static Pod pod;
+  private static String v4;
+  private static String otherV4;
+  private static String full;
+  private static String notReady;
+
+  private final KubernetesClient client;
+  private final ControlPlane controlPlane;
+
+  NodeFailuresIT(KubernetesClient client, ControlPlane controlPlane) {
+    this.client = client;
+    this.controlPlane = controlPlane;
+  }
+
+  @BeforeAll
+  static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-failures-it");
+    node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    namespace = Fixtures.namespace(client, "failures");
+    pod = Cluster.pod(client, namespace, "victim", node);
+    v4 = Fixtures.uniqueName("v4");
+    Cluster.readyPool(client, v4, Cluster.spec("10.241.0.0/24", 28, 0));
+    otherV4 = Fixtures.uniqueName("v4b");
+    Cluster.readyPool(client, otherV4, Cluster.spec("10.242.0.0/24", 28, 0));
+    full = Fixtures.uniqueName("full");
+    var fullSpec = Cluster.spec("10.243.0.0/24", 32, 0);
+    fullSpec.setRangeStart("10.243.0.5");
+    fullSpec.setRangeEnd("10.243.0.5");
+    Cluster.readyPool(client, full, fullSpec);
+    notReady = Fixtures.uniqueName("unready");
+    IPPool unready = new IPPool();
+    unready.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(notReady).build());
+    unready.setSpec(Cluster.spec("10.244.0.0/24", 28, 0));
+    client.resource(unready).create();
+    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
+    daemon.start();
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        CniCall.run(kipam, Map.of("CNI_COMMAND", "STATUS"), config("1.1.0", v4))
+                            .ok())
+                    .isTrue());
+    // The one address of the full pool goes to another pod.
+    Pod holder = Cluster.pod(client, namespace, "holder", node);
+    assertThat(
+            CniCall.run(
+                    kipam,
+                    CniCall.env(
+                        "ADD",
+                        "c-holder",
+                        "eth0",
+                        namespace,
+                        "holder",
+                        holder.getMetadata().getUid()),
+                    config("1.0.0", full))
+                .ok())
+        .isTrue();
+  }
+
+  @AfterAll
+  static void stopDaemon() throws Exception {
+    if (daemon != null) {
+      daemon.close();
+    }
+  }
+
+  private static String config(String version, String... pools) {
+    return Cluster.config(version, daemon.socket.toString(), pools);
+  }
+
+  private static Map<String, String> addEnv() {
+    return new HashMap<>(
+        CniCall.env("ADD", "c-bad", "eth0", namespace, "victim", pod.getMetadata().getUid()));
+  }
+
+  static Stream<Arguments> badCalls() {
+    return Stream.of(
+        bad("malformed JSON", e -> {}, () -> "{\"cniVersion\": \"1.0.0\", ", 6, "JSON"),
+        bad("empty configuration", e -> {}, () -> "", 6, "empty"),
+        bad(
+            "no CNI_COMMAND",
+            e -> e.remove("CNI_COMMAND"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_COMMAND"),
+        bad(
+            "unknown CNI_COMMAND",
+            e -> e.put("CNI_COMMAND", "FROB"),
+            () -> config("1.0.0", v4),
+            4,
+            "FROB"),
+        bad(
+            "no CNI_CONTAINERID",
+            e -> e.remove("CNI_CONTAINERID"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_CONTAINERID"),
+        bad(
+            "container ID with a space",
+            e -> e.put("CNI_CONTAINERID", "bad id"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_CONTAINERID"),
+        bad(
+            "no CNI_IFNAME",
+            e -> e.remove("CNI_IFNAME"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_IFNAME"),
+        bad(
+            "interface name over 15 characters",
+            e -> e.put("CNI_IFNAME", "averyverylongname"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_IFNAME"),
+        bad(
+            "no CNI_NETNS for ADD",
+            e -> e.remove("CNI_NETNS"),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_NETNS"),
+        bad(
+            "no K8S_POD_NAME",
+            e -> e.put("CNI_ARGS", "K8S_POD_NAMESPACE=" + namespace),
+            () -> config("1.0.0", v4),
+            4,
+            "K8S_POD_NAME"),
+        bad(
+            "pod unknown and no UID",
+            e -> e.put("CNI_ARGS", "K8S_POD_NAMESPACE=" + namespace + ";K8S_POD_NAME=ghost"),
+            () -> config("1.0.0", v4),
+            11,
+            "ghost"),
+        bad("unsupported cniVersion", e -> {}, () -> config("0.2.0", v4), 1, "0.2.0"),
+        bad(
+            "CHECK in CNI 0.3.1",
+            e -> e.put("CNI_COMMAND", "CHECK"),
+            () -> config("0.3.1", v4),
+            1,
+            "CHECK"),
+        bad("GC in CNI 1.0.0", e -> e.put("CNI_COMMAND", "GC"), () -> config("1.0.0", v4), 1, "GC"),
+        bad(
+            "ipam of another type",
+            e -> {},
+            () -> config("1.0.0", v4).replace("\"type\":\"kipam\"", "\"type\":\"host-local\""),
+            7,
+            "ipam.type"),
+        bad(
+            "no ipam section",
+            e -> {},
+            () -> "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bridge\"}",
+            7,
+            "ipam"),
+        bad("no pools", e -> {}, () -> config("1.0.0"), 7, "ipam.pools"),
+        bad("the same pool twice", e -> {}, () -> config("1.0.0", v4, v4), 7, "ipam.pools"),
+        bad(
+            "a pool name that is no DNS label",
+            e -> {},
+            () -> config("1.0.0", "Bad_Pool"),
+            7,
+            "ipam.pools"),
+        bad("unknown pool", e -> {}, () -> config("1.0.0", "no-such-pool"), 101, "no-such-pool"),
+        bad("pool not Ready", e -> {}, () -> config("1.0.0", notReady), 101, "is not Ready"),
+        bad(
+            "two pools of one family",
+            e -> {},
+            () -> config("1.0.0", v4, otherV4),
+            7,
+            "two IPv4 pools"),
+        bad("exhausted pool", e -> {}, () -> config("1.0.0", full), 100, "is exhausted"),
+        bad(
+            "configuration over 1 MiB",
+            e -> {},
+            () -> config("1.0.0", v4).replace("}}", "},\"pad\":\"" + "x".repeat(1 << 20) + "\"}"),
+            7,
+            "1048576"));
+  }
+
+  private static Arguments bad(
+      String description,
+      Consumer<Map<String, String>> env,
+      java.util.function.Supplier<String> stdin,
+      int code,
+      String fragment) {
+    return Arguments.of(description, env, stdin, code, fragment);
+  }
+
+  @ParameterizedTest(name = "[{index}] {0}")
+  @MethodSource("badCalls")
+  void badInputIsACniErrorNamingTheProblemAndAllocatesNothing(
+      String description,
+      Consumer<Map<String, String>> breakEnv,
+      java.util.function.Supplier<String> stdin,
+      int code,
+      String fragment) {
+    int blocksBefore = client.resources(IPBlock.class).list().getItems().size();
+    Map<String, String> env = addEnv();
+    breakEnv.accept(env);
+
+    CniCall.Outcome outcome = CniCall.run(kipam, env, stdin.get());
+
+    assertThat(outcome.exit()).as(outcome.stdout()).isEqualTo(1);
+    assertThat(outcome.stdout()).contains("\"code\":" + code + ",").contains(fragment);
+    assertThat(
+            client.resources(IPAddress.class).inNamespace(namespace).list().getItems().stream()
+                .filter(a -> a.getSpec().getPod().getName().equals("victim")))
+        .as("nothing allocated")
+        .isEmpty();
+    assertThat(client.resources(IPBlock.class).list().getItems()).hasSize(blocksBefore);
+  }
+
+  @Test
+  void addWithTheApiServerDownIsTryAgainLaterAndSucceedsOnceItIsBack() {
+    Pod later = Cluster.pod(client, namespace, "api-down", node);
+    Map<String, String> env =
+        CniCall.env(
+            "ADD", "c-api-down", "eth0", namespace, "api-down", later.getMetadata().getUid());
+    controlPlane.stopApiServer();
+    CniCall.Outcome down;
+    try {
+      down = CniCall.run(kipam, env, config("1.0.0", v4));
+    } finally {
+      controlPlane.startApiServer();
+    }
+
+    assertThat(down.exit()).isEqualTo(1);
+    assertThat(down.stdout()).contains("\"code\":11,").contains("Kubernetes API is unavailable");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () -> assertThat(CniCall.run(kipam, env, config("1.0.0", v4)).ok()).isTrue());
+    assertThat(client.resources(IPAddress.class).inNamespace(namespace).list().getItems())
+        .filteredOn(a -> a.getSpec().getPod().getName().equals("api-down"))
+        .hasSize(1);
+  }
+}

@@ -1,5 +1,6 @@
 package io.kipam.cni.spec;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 
@@ -24,7 +25,7 @@ public record IpamResult(List<IpConfig> ips, List<Route> routes, Dns dns) {
 
   /** The result as compact JSON in the shape of {@code version}. */
   public String toJson(CniVersion version) {
-    return Json.write(ResultJson.render(this, version));
+    return Json.write(ResultWriter.render(this, version));
   }
 
   /**
@@ -36,10 +37,8 @@ public record IpamResult(List<IpConfig> ips, List<Route> routes, Dns dns) {
   public static IpamResult parse(String json) {
     JsonProblems problems = new JsonProblems();
     IpamResult result =
-        ResultJson.parse(
-            Json.read(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), "the result"),
-            "",
-            problems);
+        ResultReader.parse(
+            Json.read(json.getBytes(StandardCharsets.UTF_8), "the result"), "", problems);
     problems.throwIfAny("invalid CNI result");
     return result;
   }

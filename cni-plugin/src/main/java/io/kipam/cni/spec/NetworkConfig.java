@@ -67,7 +67,7 @@ public record NetworkConfig(
             "prevResult",
             "is required for CHECK; the runtime must pass the result of the previous ADD");
       }
-      prevResult = node.map(n -> ResultJson.parse(n, "prevResult", problems));
+      prevResult = node.map(n -> ResultReader.parse(n, "prevResult", problems));
     }
     Optional<List<Attachment>> attachments =
         command == CniCommand.GC ? Optional.of(attachments(root, problems)) : Optional.empty();

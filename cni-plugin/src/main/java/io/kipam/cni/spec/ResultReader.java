@@ -1,8 +1,6 @@
 package io.kipam.cni.spec;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.IpFamily;
@@ -11,54 +9,14 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The wire shape of {@link IpamResult} for each CNI version. Before 1.0.0 each IP carries {@code
- * "version": "4"|"6"}; from 1.0.0 it does not. Fields are written in the order the specification
- * lists them and empty optional parts ({@code routes}, {@code dns}, a gateway) are left out, so a
- * result has exactly one spelling per version.
+ * Reads a result of any supported CNI version (a {@code prevResult}) into {@link IpamResult},
+ * reporting each invalid field by its JSON path. Reading is lenient where other plugins may differ
+ * from kipam without being wrong: any standard address spelling, a missing per-IP {@code version},
+ * and fields kipam does not use ({@code interfaces}, interface indexes, 1.1 route attributes).
  */
-final class ResultJson {
+final class ResultReader {
 
-  private ResultJson() {}
-
-  static ObjectNode render(IpamResult result, CniVersion version) {
-    ObjectNode root = Json.MAPPER.createObjectNode();
-    root.put("cniVersion", version.text());
-    ArrayNode ips = root.putArray("ips");
-    for (IpConfig ip : result.ips()) {
-      ObjectNode entry = ips.addObject();
-      if (version.ipsCarryVersion()) {
-        entry.put("version", ip.family() == IpFamily.V4 ? "4" : "6");
-      }
-      entry.put("address", ip.addressText());
-      ip.gateway().ifPresent(gw -> entry.put("gateway", gw.toString()));
-    }
-    if (!result.routes().isEmpty()) {
-      ArrayNode routes = root.putArray("routes");
-      for (Route route : result.routes()) {
-        ObjectNode entry = routes.addObject();
-        entry.put("dst", route.dst().toString());
-        route.gw().ifPresent(gw -> entry.put("gw", gw.toString()));
-      }
-    }
-    Dns dns = result.dns();
-    if (!dns.isEmpty()) {
-      ObjectNode entry = root.putObject("dns");
-      if (!dns.nameservers().isEmpty()) {
-        ArrayNode servers = entry.putArray("nameservers");
-        dns.nameservers().forEach(server -> servers.add(server.toString()));
-      }
-      dns.domain().ifPresent(domain -> entry.put("domain", domain));
-      if (!dns.search().isEmpty()) {
-        ArrayNode search = entry.putArray("search");
-        dns.search().forEach(search::add);
-      }
-      if (!dns.options().isEmpty()) {
-        ArrayNode options = entry.putArray("options");
-        dns.options().forEach(options::add);
-      }
-    }
-    return root;
-  }
+  private ResultReader() {}
 
   /** Reads a result of any supported version found at {@code path}, reporting into problems. */
   static IpamResult parse(JsonNode node, String path, JsonProblems problems) {

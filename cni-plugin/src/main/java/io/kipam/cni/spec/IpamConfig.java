@@ -93,10 +93,14 @@ public record IpamConfig(List<String> pools, Optional<String> socket) {
         continue;
       }
       String pool = element.textValue();
+      if (pool.isEmpty()) {
+        problems.add(at, "is empty; name an IPPool");
+        continue;
+      }
       try {
         ResourceNames.validatePoolName(pool);
       } catch (IllegalArgumentException e) {
-        problems.add(at, e.getMessage());
+        problems.add(at, "is invalid: " + e.getMessage());
         continue;
       }
       if (pools.contains(pool)) {

@@ -62,12 +62,12 @@ class CniRequestTest {
         Arguments.of(
             "{\"type\":\"kipam\",\"pools\":[\"a\",\"b\",\"c\"]}", "ipam.pools has 3 pools"),
         Arguments.of(
-            "{\"type\":\"kipam\",\"pools\":[\"\"]}", "ipam.pools[0] a pool name is required"),
+            "{\"type\":\"kipam\",\"pools\":[\"\"]}", "ipam.pools[0] is empty; name an IPPool"),
         Arguments.of(
             "{\"type\":\"kipam\",\"pools\":[\"a\",\"a\"]}", "ipam.pools[1] names pool 'a' again"),
         Arguments.of(
             "{\"type\":\"kipam\",\"pools\":[\"a\",\"Pods_V6\"]}",
-            "ipam.pools[1] pool name 'Pods_V6' is not a DNS-1123 label"),
+            "ipam.pools[1] is invalid: pool name 'Pods_V6' is not a DNS-1123 label"),
         Arguments.of(
             "{\"type\":\"kipam\",\"pools\":[\"a\",\"" + "p".repeat(64) + "\"]}",
             "has 64 characters; a DNS-1123 label has at most 63"),
@@ -103,7 +103,7 @@ class CniRequestTest {
     assertThat(e.details())
         .contains("name '-bad' must start with a letter or digit")
         .contains("type is required")
-        .contains("ipam.pools[1] pool name 'NOT-OK'")
+        .contains("ipam.pools[1] is invalid: pool name 'NOT-OK'")
         .contains("runtimeConfig.mac 'nope' is not a MAC address");
   }
 

@@ -4,11 +4,13 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.IpFamily;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.cni.spec.CniCommand;
+import io.kipam.cni.spec.CniDispatcher;
 import io.kipam.cni.spec.CniErrorCode;
 import io.kipam.cni.spec.CniException;
+import io.kipam.cni.spec.CniPlugin;
 import io.kipam.cni.spec.CniRequest;
 import io.kipam.cni.spec.CniResponse;
-import io.kipam.cni.spec.CniVersion;
 import io.kipam.cni.spec.Dns;
 import io.kipam.cni.spec.IpConfig;
 import io.kipam.cni.spec.IpamResult;
@@ -42,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * failure or a daemon that has not synced is 11 (try again later), an exhausted pool 100, a pool
  * that does not exist or is not Ready 101, a bad request the code the CNI spec gives it.
  */
-public final class CniService implements CniEndpoint {
+public final class CniService implements CniEndpoint, CniPlugin {
 
   private static final Logger log = LoggerFactory.getLogger(CniService.class);
 
@@ -67,72 +69,64 @@ public final class CniService implements CniEndpoint {
 
   @Override
   public Answer handle(Map<String, String> env, byte[] stdin) {
-    CniResponse response = respond(env, stdin);
+    CniResponse response = CniDispatcher.dispatch(env, stdin, this);
     return new Answer(response.exitCode(), response.stdout());
   }
 
-  CniResponse respond(Map<String, String> env, byte[] stdin) {
-    CniRequest request;
+  @Override
+  public IpamResult add(CniRequest request) {
+    return translated(
+        () -> {
+          NetworkConfig config = request.config().orElseThrow();
+          Attachment attachment = attachment(request);
+          PodRef pod = pod(request);
+          List<PoolView> pools = pools(config.ipam().pools());
+          return result(allocator.allocate(pools, attachment, pod, config.mac().orElse(null)));
+        });
+  }
+
+  @Override
+  public void del(CniRequest request) {
+    translated(
+        () -> {
+          allocator.release(request.config().orElseThrow().ipam().pools(), attachment(request));
+          return null;
+        });
+  }
+
+  @Override
+  public void onUnexpected(CniCommand command, RuntimeException e) {
+    log.error("{} failed unexpectedly", command, e);
+  }
+
+  /** The allocator's and the API's failures, as the CNI errors the runtime acts on. */
+  private static <T> T translated(PoolStep<T> step) {
     try {
-      request = CniRequest.parse(env, stdin);
-    } catch (CniException e) {
-      return CniResponse.error(e);
-    }
-    CniVersion version = request.cniVersion();
-    try {
-      return switch (request.command()) {
-        case ADD -> add(request);
-        case DEL -> del(request);
-        case CHECK -> check(request);
-        case GC -> gc(request);
-        case STATUS -> status();
-        case VERSION -> CniResponse.version(version);
-      };
-    } catch (CniException e) {
-      return CniResponse.error(version, e);
+      return step.run();
     } catch (AllocationException e) {
       CniErrorCode code =
           e.reason() == AllocationException.Reason.NOT_READY
               ? CniErrorCode.TRY_AGAIN_LATER
               : CniErrorCode.POOL_EXHAUSTED;
-      return CniResponse.error(version, new CniException(code, e.getMessage(), ""));
+      throw new CniException(code, e.getMessage(), "");
     } catch (StoreUnavailableException e) {
-      return CniResponse.error(
-          version,
-          new CniException(
-              CniErrorCode.TRY_AGAIN_LATER,
-              "the Kubernetes API is unavailable; nothing was changed, try again",
-              e.getMessage()));
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          "the Kubernetes API is unavailable; nothing was changed, try again",
+          e.getMessage());
     } catch (NodeWatch.PoolNotUsableException e) {
-      return CniResponse.error(
-          version, new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), ""));
-    } catch (RuntimeException e) {
-      log.error("{} failed unexpectedly", request.command(), e);
-      return CniResponse.error(
-          version,
-          new CniException(
-              CniErrorCode.INTERNAL,
-              "kipam-node failed unexpectedly: " + e,
-              "see kipam-node's log"));
+      throw new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), "");
     }
   }
 
-  private CniResponse add(CniRequest request) throws NodeWatch.PoolNotUsableException {
-    NetworkConfig config = request.config().orElseThrow();
-    Attachment attachment = attachment(request);
-    PodRef pod = pod(request);
-    List<PoolView> pools = pools(config.ipam().pools());
-    List<Lease> leases = allocator.allocate(pools, attachment, pod, config.mac().orElse(null));
-    return CniResponse.result(request.cniVersion(), result(leases));
+  /** A step that may find a pool unusable. */
+  @FunctionalInterface
+  private interface PoolStep<T> {
+    T run() throws NodeWatch.PoolNotUsableException;
   }
 
-  private CniResponse del(CniRequest request) {
-    NetworkConfig config = request.config().orElseThrow();
-    allocator.release(config.ipam().pools(), attachment(request));
-    return CniResponse.empty();
-  }
-
-  private CniResponse check(CniRequest request) {
+  @Override
+  public void check(CniRequest request) {
     NetworkConfig config = request.config().orElseThrow();
     Attachment attachment = attachment(request);
     Set<String> held = new HashSet<>();
@@ -163,7 +157,6 @@ public final class CniService implements CniEndpoint {
             "");
       }
     }
-    return CniResponse.empty();
   }
 
   /**
@@ -171,7 +164,12 @@ public final class CniService implements CniEndpoint {
    * cni.dev/valid-attachments}, sparing those younger than the grace period: an ADD may have
    * completed after the runtime computed its list.
    */
-  private CniResponse gc(CniRequest request) {
+  @Override
+  public void gc(CniRequest request) {
+    translated(() -> collect(request));
+  }
+
+  private Void collect(CniRequest request) {
     NetworkConfig config = request.config().orElseThrow();
     Set<io.kipam.cni.spec.Attachment> valid =
         new HashSet<>(config.validAttachments().orElse(List.of()));
@@ -189,17 +187,17 @@ public final class CniService implements CniEndpoint {
       released++;
     }
     log.info("GC of network {} released {} addresses", config.name(), released);
-    return CniResponse.empty();
+    return null;
   }
 
-  private CniResponse status() {
+  @Override
+  public void status(CniRequest request) {
     if (!ready.getAsBoolean()) {
       throw new CniException(
           CniErrorCode.PLUGIN_NOT_AVAILABLE,
           "kipam-node on " + ledger.node() + " is not ready",
           "it has not finished reading its allocations, or holds no node lock yet");
     }
-    return CniResponse.empty();
   }
 
   private static Attachment attachment(CniRequest request) {

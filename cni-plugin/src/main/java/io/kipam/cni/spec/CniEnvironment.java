@@ -14,8 +14,8 @@ import java.util.stream.Stream;
 
 /**
  * The CNI_* environment variables of one call, validated as the specification requires for its
- * command. A variable the command does not use is ignored even if malformed (GC does not care about
- * CNI_IFNAME); an empty variable counts as unset, as in the reference implementation.
+ * command. A variable the command does not use is ignored even if malformed, and left out (GC has
+ * no CNI_IFNAME); an empty variable counts as unset, as in the reference implementation.
  *
  * <p>{@link #parse} reports every missing or malformed variable in one error (code 4), so a
  * misconfigured runtime is fixed in one round. kipam, being a Kubernetes IPAM, also requires the
@@ -130,15 +130,17 @@ public record CniEnvironment(
         boolean checked,
         Function<String, Optional<String>> rule) {
       String value = value(name);
+      if (!required && !checked) {
+        // Not used by this command: not read, so nothing unvalidated leaks into the request.
+        return Optional.empty();
+      }
       if (value == null) {
         if (required) {
           problem(name, name + " is not set; the runtime must set it for " + command);
         }
         return Optional.empty();
       }
-      if (required || checked) {
-        rule.apply(value).ifPresent(text -> problem(name, name + " " + text));
-      }
+      rule.apply(value).ifPresent(text -> problem(name, name + " " + text));
       return Optional.of(value);
     }
 

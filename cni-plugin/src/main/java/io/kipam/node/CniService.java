@@ -99,8 +99,18 @@ public final class CniService implements CniEndpoint, CniPlugin {
     log.error("{} failed unexpectedly", command, e);
   }
 
-  /** The allocator's and the API's failures, as the CNI errors the runtime acts on. */
-  private static <T> T translated(PoolStep<T> step) {
+  /**
+   * The allocator's and the API's failures, as the CNI errors the runtime acts on. Nothing is
+   * looked up, let alone allocated, before the node's watches have synced: until then every verb is
+   * "try again later".
+   */
+  private <T> T translated(PoolStep<T> step) {
+    if (!ledger.synced()) {
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          "kipam-node on " + ledger.node() + " is still reading its allocations; try again",
+          "");
+    }
     try {
       return step.run();
     } catch (AllocationException e) {
@@ -127,6 +137,14 @@ public final class CniService implements CniEndpoint, CniPlugin {
 
   @Override
   public void check(CniRequest request) {
+    translated(
+        () -> {
+          verify(request);
+          return null;
+        });
+  }
+
+  private void verify(CniRequest request) {
     NetworkConfig config = request.config().orElseThrow();
     Attachment attachment = attachment(request);
     Set<String> held = new HashSet<>();

@@ -1,0 +1,280 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many daemons, many concurrent callers, real executables, real API: no address is ever given to
+ * two live attachments, every live attachment holds exactly one IPAddress owned by its pod, and
+ * nothing leaks — also when a daemon is SIGKILLed in the middle of it.
+ */
+@WithControlPlane
+class HammerIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int NODES = 4;
+  private static final int CALLERS = 32;
+  private static final int PODS_PER_CALLER = 4;
+
+  private final KubernetesClient client;
+  private final ControlPlane controlPlane;
+  private final List<DaemonProcess> daemons = new ArrayList<>();
+  private final Map<DaemonProcess, Path> executables = new HashMap<>();
+  private final Map<String, String> liveByAddress = new ConcurrentHashMap<>();
+  private final List<String> violations = java.util.Collections.synchronizedList(new ArrayList<>());
+  private final AtomicInteger operations = new AtomicInteger();
+  private final AtomicInteger tryAgainLater = new AtomicInteger();
+  private String namespace;
+  private String pool;
+
+  HammerIT(KubernetesClient client, ControlPlane controlPlane) {
+    this.client = client;
+    this.controlPlane = controlPlane;
+  }
+
+  @BeforeEach
+  void startDaemons() throws Exception {
+    KipamCrds.install(client);
+    namespace = Fixtures.namespace(client, "hammer");
+    pool = Fixtures.uniqueName("hammer");
+    // 254 addresses in /28 blocks for 128 pods on 4 nodes, reused at once: contention on purpose.
+    Cluster.readyPool(client, pool, Cluster.spec("10.251.0.0/24", 28, 0));
+    Path dir = Files.createTempDirectory("kipam-hammer");
+    for (int n = 0; n < NODES; n++) {
+      String node = Fixtures.uniqueName("hammer-node");
+      Fixtures.registerNode(client, node);
+      DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+      executables.put(daemon, Installer.install(dir.resolve("bin-" + n), daemon.socket));
+      daemons.add(daemon.start());
+    }
+    for (DaemonProcess daemon : daemons) {
+      awaitReady(daemon);
+    }
+  }
+
+  @AfterEach
+  void stopDaemons() throws Exception {
+    for (DaemonProcess daemon : daemons) {
+      daemon.close();
+    }
+  }
+
+  private void awaitReady(DaemonProcess daemon) {
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        CniCall.run(
+                                executables.get(daemon),
+                                Map.of("CNI_COMMAND", "STATUS"),
+                                Cluster.config("1.1.0", daemon.socket.toString(), pool))
+                            .ok())
+                    .as("daemon %s ready; log %s", daemon.node, daemon.log)
+                    .isTrue());
+  }
+
+  /** One pod, the caller that owns it, and whether it holds an address now. */
+  private final class Attachment {
+    final DaemonProcess daemon;
+    final Pod pod;
+    final String containerId;
+    String ip;
+
+    Attachment(DaemonProcess daemon, Pod pod) {
+      this.daemon = daemon;
+      this.pod = pod;
+      this.containerId = "c-" + pod.getMetadata().getName();
+    }
+
+    CniCall.Outcome call(String command) {
+      operations.incrementAndGet();
+      return CniCall.run(
+          executables.get(daemon),
+          CniCall.env(
+              command,
+              containerId,
+              "eth0",
+              namespace,
+              pod.getMetadata().getName(),
+              pod.getMetadata().getUid()),
+          Cluster.config("1.0.0", daemon.socket.toString(), pool));
+    }
+
+    /** ADD, retried as a runtime retries "try again later" answers. */
+    void add() throws Exception {
+      for (int attempt = 0; attempt < 120; attempt++) {
+        CniCall.Outcome outcome = call("ADD");
+        if (outcome.ok()) {
+          String got = JSON.readTree(outcome.stdout()).path("ips").get(0).path("address").asText();
+          String address = got.split("/")[0];
+          String previous = liveByAddress.putIfAbsent(address, containerId);
+          if (previous != null && !previous.equals(containerId)) {
+            violations.add(
+                address + " given to " + containerId + " while " + previous + " holds it");
+          }
+          if (ip != null && !ip.equals(address)) {
+            violations.add(
+                containerId + " got " + address + " after " + ip + " for the same attachment");
+          }
+          ip = address;
+          return;
+        }
+        assertThat(outcome.stdout()).as("only transient failures").contains("\"code\":11,");
+        tryAgainLater.incrementAndGet();
+        Thread.sleep(500);
+      }
+      throw new AssertionError(containerId + ": ADD never succeeded");
+    }
+
+    void del() throws Exception {
+      for (int attempt = 0; attempt < 120; attempt++) {
+        // Forget the address first: once DEL runs, the address may be handed out again.
+        if (ip != null) {
+          liveByAddress.remove(ip, containerId);
+        }
+        CniCall.Outcome outcome = call("DEL");
+        if (outcome.ok()) {
+          ip = null;
+          return;
+        }
+        assertThat(outcome.stdout()).as("only transient failures").contains("\"code\":11,");
+        tryAgainLater.incrementAndGet();
+        Thread.sleep(500);
+      }
+      throw new AssertionError(containerId + ": DEL never succeeded");
+    }
+  }
+
+  private List<List<Attachment>> attachmentsPerCaller() {
+    List<List<Attachment>> callers = new ArrayList<>();
+    for (int c = 0; c < CALLERS; c++) {
+      List<Attachment> mine = new ArrayList<>();
+      DaemonProcess daemon = daemons.get(c % NODES);
+      for (int p = 0; p < PODS_PER_CALLER; p++) {
+        mine.add(
+            new Attachment(daemon, Cluster.pod(client, namespace, "p" + c + "-" + p, daemon.node)));
+      }
+      callers.add(mine);
+    }
+    return callers;
+  }
+
+  private void runCallers(List<List<Attachment>> callers, int opsPerCaller, Runnable midway)
+      throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(CALLERS);
+    List<Future<?>> work = new ArrayList<>();
+    for (int c = 0; c < CALLERS; c++) {
+      List<Attachment> mine = callers.get(c);
+      Random random = new Random(c);
+      work.add(
+          threads.submit(
+              () -> {
+                for (int i = 0; i < opsPerCaller; i++) {
+                  Attachment a = mine.get(random.nextInt(mine.size()));
+                  if (a.ip == null || random.nextInt(4) == 0) {
+                    a.add();
+                  } else {
+                    a.del();
+                  }
+                }
+                return null;
+              }));
+    }
+    if (midway != null) {
+      midway.run();
+    }
+    for (Future<?> f : work) {
+      f.get(30, TimeUnit.MINUTES);
+    }
+    threads.shutdown();
+  }
+
+  private void assertEveryLiveAttachmentHoldsExactlyItsAddress(List<List<Attachment>> callers) {
+    assertThat(violations).as("an address was given to two live attachments").isEmpty();
+    Map<String, IPAddress> stored = new HashMap<>();
+    for (IPAddress a : client.resources(IPAddress.class).inNamespace(namespace).list().getItems()) {
+      IPAddress previous = stored.put(a.getSpec().getContainerID(), a);
+      assertThat(previous).as("one IPAddress per attachment").isNull();
+    }
+    int live = 0;
+    for (List<Attachment> mine : callers) {
+      for (Attachment a : mine) {
+        IPAddress address = stored.get(a.containerId);
+        if (a.ip == null) {
+          assertThat(address).as("%s released, nothing left (no leak)", a.containerId).isNull();
+          continue;
+        }
+        live++;
+        assertThat(address).as("%s holds its IPAddress", a.containerId).isNotNull();
+        assertThat(address.getSpec().getIp()).isEqualTo(a.ip);
+        assertThat(address.getMetadata().getOwnerReferences().get(0).getUid())
+            .isEqualTo(a.pod.getMetadata().getUid());
+      }
+    }
+    assertThat(stored).as("no IPAddress without a live attachment").hasSize(live);
+    System.out.printf(
+        "hammer: %d CNI calls through the kipam executable (%d answered 'try again later'),"
+            + " %d live attachments at the end%n",
+        operations.get(), tryAgainLater.get(), live);
+  }
+
+  @Test
+  void fourDaemonsAndThirtyTwoCallersNeverShareAnAddress() throws Exception {
+    List<List<Attachment>> callers = attachmentsPerCaller();
+
+    runCallers(callers, 64, null);
+
+    assertThat(operations.get()).isGreaterThanOrEqualTo(2000);
+    assertEveryLiveAttachmentHoldsExactlyItsAddress(callers);
+  }
+
+  @Test
+  void daemonKilledMidStreamLeavesNoDuplicateAndNoLeak() throws Exception {
+    List<List<Attachment>> callers = attachmentsPerCaller();
+    DaemonProcess victim = daemons.get(0);
+
+    runCallers(
+        callers,
+        16,
+        () -> {
+          try {
+            Thread.sleep(3000);
+            victim.kill();
+            Thread.sleep(2000);
+            victim.start();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+
+    assertThat(tryAgainLater.get()).as("calls met the dead daemon and were retried").isPositive();
+    assertEveryLiveAttachmentHoldsExactlyItsAddress(callers);
+  }
+}

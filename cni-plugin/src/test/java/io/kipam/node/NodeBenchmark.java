@@ -1,0 +1,190 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kipam-node's speed, printed, never asserted (machines are shared and noisy): ADD and DEL latency
+ * through the real executable at 1 and 32 concurrent callers, the executable's start-up next to a
+ * bare JVM's, and API writes per allocation counted by kube-apiserver itself. Run with {@code
+ * ./mvnw -B -pl cni-plugin -am verify -Pbenchmark}; docs/benchmarks.md has results.
+ */
+@WithControlPlane
+class NodeBenchmark {
+
+  private final KubernetesClient client;
+  private final ControlPlane controlPlane;
+
+  NodeBenchmark(KubernetesClient client, ControlPlane controlPlane) {
+    this.client = client;
+    this.controlPlane = controlPlane;
+  }
+
+  @Test
+  void measure() throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-bench");
+    String node = Fixtures.uniqueName("bench-node");
+    Fixtures.registerNode(client, node);
+    String pool = Fixtures.uniqueName("bench");
+    Cluster.readyPool(client, pool, Cluster.spec("10.253.0.0/22", 26, 0));
+    String namespace = Fixtures.namespace(client, "bench");
+    try (DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig())) {
+      Path kipam = Installer.install(dir.resolve("bin"), daemon.socket);
+      daemon.start();
+      String config = Cluster.config("1.0.0", daemon.socket.toString(), pool);
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(
+              () ->
+                  CniCall.run(
+                          kipam, Map.of("CNI_COMMAND", "STATUS"), config.replace("1.0.0", "1.1.0"))
+                      .ok());
+      List<Pod> pods = new ArrayList<>();
+      for (int i = 0; i < 64; i++) {
+        pods.add(Cluster.pod(client, namespace, "bench-" + i, node));
+      }
+
+      System.out.println("\n== kipam-node benchmark ==");
+      startup(kipam);
+      // Warm-up: JIT of the daemon and the first block claims, outside the measured phases.
+      cycle(kipam, config, namespace, pods.subList(0, 8), 3);
+
+      double createsBefore = apiWrites("POST");
+      double othersBefore = apiWrites("PUT|PATCH|APPLY|DELETE");
+      Stats one = cycle(kipam, config, namespace, pods.subList(0, 1), 100);
+      double creates = apiWrites("POST") - createsBefore;
+      double others = apiWrites("PUT|PATCH|APPLY|DELETE") - othersBefore;
+      report("1 caller", one);
+      System.out.printf(
+          "API writes per ADD (creates): %.2f; per DEL (updates and deletes): %.2f; %d ADD/DEL"
+              + " pairs in the steady state (blocks already claimed)%n",
+          creates / one.adds.size(), others / one.dels.size(), one.adds.size());
+
+      Stats many = cycle(kipam, config, namespace, pods.subList(0, 32), 10);
+      report("32 callers", many);
+    }
+  }
+
+  /** Per-call wall times of ADD and of DEL, in milliseconds. */
+  private record Stats(List<Double> adds, List<Double> dels) {}
+
+  private Stats cycle(Path kipam, String config, String namespace, List<Pod> pods, int rounds)
+      throws Exception {
+    List<Double> adds = Collections.synchronizedList(new ArrayList<>());
+    List<Double> dels = Collections.synchronizedList(new ArrayList<>());
+    ExecutorService threads = Executors.newFixedThreadPool(pods.size());
+    List<Future<?>> work = new ArrayList<>();
+    for (Pod pod : pods) {
+      work.add(
+          threads.submit(
+              () -> {
+                for (int r = 0; r < rounds; r++) {
+                  String cid = "c-" + pod.getMetadata().getName() + "-" + r;
+                  var env =
+                      CniCall.env(
+                          "ADD",
+                          cid,
+                          "eth0",
+                          namespace,
+                          pod.getMetadata().getName(),
+                          pod.getMetadata().getUid());
+                  adds.add(timed(kipam, env, config));
+                  env.put("CNI_COMMAND", "DEL");
+                  dels.add(timed(kipam, env, config));
+                }
+                return null;
+              }));
+    }
+    for (Future<?> f : work) {
+      f.get();
+    }
+    threads.shutdown();
+    return new Stats(adds, dels);
+  }
+
+  private static double timed(Path kipam, Map<String, String> env, String config) {
+    long start = System.nanoTime();
+    CniCall.Outcome outcome = CniCall.run(kipam, env, config);
+    double ms = (System.nanoTime() - start) / 1e6;
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    return ms;
+  }
+
+  private static void report(String label, Stats stats) {
+    System.out.printf(
+        "%-10s ADD p50 %6.1f ms  p99 %6.1f ms | DEL p50 %6.1f ms  p99 %6.1f ms  (%d calls each)%n",
+        label,
+        percentile(stats.adds, 50),
+        percentile(stats.adds, 99),
+        percentile(stats.dels, 50),
+        percentile(stats.dels, 99),
+        stats.adds.size());
+  }
+
+  private void startup(Path kipam) {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<Double> bare = new ArrayList<>();
+    List<Double> version = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      long start = System.nanoTime();
+      Exec.run(
+              List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-version"),
+              Map.of(),
+              "")
+          .orFail();
+      bare.add((System.nanoTime() - start) / 1e6);
+      start = System.nanoTime();
+      CniCall.run(kipam, Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"1.1.0\"}");
+      version.add((System.nanoTime() - start) / 1e6);
+    }
+    System.out.printf(
+        "start-up: bare JVM (java -version) p50 %.1f ms | kipam VERSION (JVM + CDS archive) p50 %.1f ms%n",
+        percentile(bare, 50), percentile(version, 50));
+  }
+
+  /** Write requests kube-apiserver served for kipam's resources, from its own metrics. */
+  private double apiWrites(String verbs) {
+    String metrics = client.raw("/metrics");
+    Pattern line =
+        Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$", Pattern.MULTILINE);
+    double total = 0;
+    Matcher m = line.matcher(metrics);
+    while (m.find()) {
+      String labels = m.group(1);
+      boolean kipamResource = labels.contains("group=\"kipam.io\"");
+      boolean write = labels.matches(".*verb=\"(" + verbs + ")\".*");
+      if (kipamResource && write) {
+        total += Double.parseDouble(m.group(2));
+      }
+    }
+    return total;
+  }
+
+  private static double percentile(List<Double> values, int p) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+  }
+}

@@ -7,6 +7,7 @@ import io.kipam.node.alloc.Allocator;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.WriteRateLimiter;
 import io.kipam.node.server.CniEndpoint;
 import io.kipam.node.server.NodeServer;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -71,7 +72,13 @@ public final class NodeDaemon implements AutoCloseable {
     ledger = new Ledger(settings.node(), clock);
     watch = new NodeWatch(client, settings.node(), ledger);
     Allocator allocator =
-        new Allocator(ledger, new KubernetesStore(client, watch::poolUid), new SecureRandom());
+        new Allocator(
+            ledger,
+            new KubernetesStore(
+                client,
+                watch::poolUid,
+                new WriteRateLimiter(settings.apiQps(), settings.apiBurst())),
+            new SecureRandom());
     PrometheusRegistry registry = new PrometheusRegistry();
     CniService service =
         new CniService(watch, ledger, allocator, ledger::synced, settings.gcGrace());

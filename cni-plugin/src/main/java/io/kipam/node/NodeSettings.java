@@ -22,7 +22,13 @@ import java.util.Optional;
  * </ul>
  */
 public record NodeSettings(
-    String node, Path socket, Path stateDir, Optional<Path> kubeconfig, Duration gcGrace) {
+    String node,
+    Path socket,
+    Path stateDir,
+    Optional<Path> kubeconfig,
+    Duration gcGrace,
+    double apiQps,
+    int apiBurst) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -42,6 +48,8 @@ public record NodeSettings(
         problems.add("KIPAM_GC_GRACE_SECONDS must be a whole number of seconds, not " + graceText);
       }
     }
+    double qps = number(env, "KIPAM_API_QPS", 50, problems);
+    int burst = (int) number(env, "KIPAM_API_BURST", 100, problems);
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -50,6 +58,26 @@ public record NodeSettings(
         Path.of(env.getOrDefault("KIPAM_SOCKET", "/run/kipam/kipam.sock")),
         Path.of(env.getOrDefault("KIPAM_STATE_DIR", "/var/lib/kipam")),
         Optional.ofNullable(env.get("KUBECONFIG")).map(Path::of),
-        grace);
+        grace,
+        qps,
+        burst);
+  }
+
+  private static double number(
+      Map<String, String> env, String name, double fallback, List<String> problems) {
+    String text = env.get(name);
+    if (text == null) {
+      return fallback;
+    }
+    try {
+      double value = Double.parseDouble(text);
+      if (value >= 1) {
+        return value;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problems.add(name + " must be a number of at least 1, not " + text);
+    return fallback;
   }
 }

@@ -31,6 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class NodeFailuresIT {
 
   private static Path kipam;
+  private static Path dir;
   private static DaemonProcess daemon;
   private static String node;
   private static String namespace;
@@ -51,7 +52,7 @@ class NodeFailuresIT {
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-failures-it");
+    dir = Files.createTempDirectory("kipam-failures-it");
     node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     namespace = Fixtures.namespace(client, "failures");
@@ -249,6 +250,42 @@ class NodeFailuresIT {
         .as("nothing allocated")
         .isEmpty();
     assertThat(client.resources(IPBlock.class).list().getItems()).hasSize(blocksBefore);
+  }
+
+  @Test
+  void aDaemonThatHasNotSyncedHandsOutNothing() throws Exception {
+    String lateNode = Fixtures.uniqueName("late");
+    Fixtures.registerNode(client, lateNode);
+    Pod latePod = Cluster.pod(client, namespace, "late", lateNode);
+    DaemonProcess late = new DaemonProcess(dir, lateNode, controlPlane.adminKubeconfig());
+    Path lateKipam = Installer.install(dir.resolve("bin-late"), late.socket);
+    String config = Cluster.config("1.1.0", late.socket.toString(), v4);
+    Map<String, String> add =
+        CniCall.env("ADD", "c-late", "eth0", namespace, "late", latePod.getMetadata().getUid());
+    controlPlane.stopApiServer();
+    try {
+      late.start();
+      // It answers, but as a daemon that has not read its node's allocations yet.
+      CniCall.Outcome status =
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .until(
+                  () -> CniCall.run(lateKipam, Map.of("CNI_COMMAND", "STATUS"), config),
+                  o -> o.stdout().contains("is not ready"));
+      assertThat(status.stdout()).contains("\"code\":50,");
+      CniCall.Outcome early = CniCall.run(lateKipam, add, config);
+      assertThat(early.exit()).isEqualTo(1);
+      assertThat(early.stdout()).contains("\"code\":11,").contains("still reading its allocations");
+    } finally {
+      controlPlane.startApiServer();
+    }
+    try {
+      await()
+          .atMost(Duration.ofSeconds(120))
+          .untilAsserted(() -> assertThat(CniCall.run(lateKipam, add, config).ok()).isTrue());
+    } finally {
+      late.close();
+    }
   }
 
   @Test

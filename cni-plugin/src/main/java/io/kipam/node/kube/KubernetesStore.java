@@ -41,13 +41,16 @@ public final class KubernetesStore implements AllocationStore {
 
   private final KubernetesClient client;
   private final Function<String, String> poolUid;
+  private final WriteRateLimiter limiter;
 
   /**
    * @param poolUid the UID of an IPPool by name, from the node's pool cache (null if unknown)
    */
-  public KubernetesStore(KubernetesClient client, Function<String, String> poolUid) {
+  public KubernetesStore(
+      KubernetesClient client, Function<String, String> poolUid, WriteRateLimiter limiter) {
     this.client = client;
     this.poolUid = poolUid;
+    this.limiter = limiter;
   }
 
   @Override
@@ -75,6 +78,7 @@ public final class KubernetesStore implements AllocationStore {
     object.setMetadata(meta.build());
     object.setSpec(new IPBlockSpec(pool, block.toString(), node));
     try {
+      limiter.acquire();
       client.resource(object).create();
       return true;
     } catch (KubernetesClientException e) {
@@ -117,6 +121,7 @@ public final class KubernetesStore implements AllocationStore {
     spec.setMac(lease.mac());
     object.setSpec(spec);
     try {
+      limiter.acquire();
       IPAddress created = client.resource(object).create();
       return lease.withObjectUid(created.getMetadata().getUid());
     } catch (KubernetesClientException e) {
@@ -150,6 +155,7 @@ public final class KubernetesStore implements AllocationStore {
             .build();
     HttpResponse<String> response;
     try {
+      limiter.acquire();
       response =
           client
               .getHttpClient()

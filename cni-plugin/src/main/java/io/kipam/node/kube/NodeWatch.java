@@ -3,6 +3,7 @@ package io.kipam.node.kube;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ExceptionHandler;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kipam.api.ApiConstants;
@@ -20,11 +21,14 @@ import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
+import io.kipam.node.alloc.StoreUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +46,9 @@ public final class NodeWatch implements AutoCloseable {
   private final KubernetesClient client;
   private final String node;
   private final Ledger ledger;
-  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private final List<SharedIndexInformer<?>> informers =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final Map<String, CompletableFuture<Void>> poolBlocks = new ConcurrentHashMap<>();
   private SharedIndexInformer<IPPool> pools;
   private SharedIndexInformer<Pod> pods;
 
@@ -55,7 +61,11 @@ public final class NodeWatch implements AutoCloseable {
   /** Starts every watch and waits until each has listed its objects, then marks the ledger. */
   public void start(Duration timeout) throws Exception {
     pools = client.resources(IPPool.class).runnableInformer(0);
-    SharedIndexInformer<IPBlock> blocks = client.resources(IPBlock.class).runnableInformer(0);
+    SharedIndexInformer<IPBlock> blocks =
+        client
+            .resources(IPBlock.class)
+            .withLabel(ApiConstants.LABEL_NODE, node)
+            .runnableInformer(0);
     blocks.addEventHandler(handler(this::blockSeen, this::blockGone));
     SharedIndexInformer<IPAddress> addresses =
         client
@@ -68,7 +78,7 @@ public final class NodeWatch implements AutoCloseable {
     informers.addAll(List.of(pools, blocks, addresses, pods));
     List<CompletableFuture<?>> started = new ArrayList<>();
     for (SharedIndexInformer<?> informer : informers) {
-      started.add(informer.start().toCompletableFuture());
+      started.add(informer.exceptionHandler(NodeWatch::keepTrying).start().toCompletableFuture());
     }
     CompletableFuture.allOf(started.toArray(CompletableFuture[]::new))
         .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -77,7 +87,40 @@ public final class NodeWatch implements AutoCloseable {
         "synced for node {}: {} addresses, {} blocks of this node",
         node,
         ledger.leases().size(),
-        blocks.getStore().list().stream().filter(b -> node.equals(b.getSpec().getNode())).count());
+        blocks.getStore().list().size());
+  }
+
+  /**
+   * Watches every block of {@code pool} (not only this node's), so that claims skip blocks other
+   * nodes hold instead of learning it from a 409. Started on the pool's first use, so a node
+   * watches the blocks of the pools it allocates from and no others.
+   */
+  private void watchBlocksOf(String pool) {
+    CompletableFuture<Void> listed =
+        poolBlocks.computeIfAbsent(
+            pool,
+            p -> {
+              SharedIndexInformer<IPBlock> i =
+                  client
+                      .resources(IPBlock.class)
+                      .withLabel(ApiConstants.LABEL_POOL, p)
+                      .runnableInformer(0);
+              i.addEventHandler(handler(this::blockSeen, this::blockGone));
+              informers.add(i);
+              return i.exceptionHandler(NodeWatch::keepTrying).start().toCompletableFuture();
+            });
+    try {
+      listed.get(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted while listing blocks of " + pool, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      // A failed first list is not cached: the next call of the pool starts a new watch.
+      poolBlocks.remove(pool, listed);
+      throw new StoreUnavailableException("cannot list the blocks of IPPool " + pool, e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new StoreUnavailableException("cannot list the blocks of IPPool " + pool, e);
+    }
   }
 
   /**
@@ -109,6 +152,7 @@ public final class NodeWatch implements AutoCloseable {
               + (ready == null ? "" : " (" + ready.getReason() + ": " + ready.getMessage() + ")")
               + "; kipam-operator marks a pool Ready once it has checked it");
     }
+    watchBlocksOf(name);
     IPPoolSpec spec = pool.getSpec();
     PoolLayout layout;
     try {
@@ -202,6 +246,19 @@ public final class NodeWatch implements AutoCloseable {
         guard(() -> gone.accept(obj));
       }
     };
+  }
+
+  /**
+   * An unreachable API server must not end a watch, not even before its first list: the daemon
+   * waits for the API rather than stay up forever unsynced. Only objects that cannot be read are
+   * not worth another try.
+   */
+  private static boolean keepTrying(boolean started, Throwable t) {
+    if (ExceptionHandler.isDeserializationException(t)) {
+      return false;
+    }
+    log.warn("watch failed ({}); trying again", t.toString());
+    return true;
   }
 
   /** One malformed object must not stop the watch that delivers all the others. */

@@ -22,10 +22,15 @@ final class DaemonProcess implements AutoCloseable {
   private Process process;
 
   DaemonProcess(Path dir, String node, Path kubeconfig) {
+    this(dir, node, kubeconfig, node + ".log");
+  }
+
+  /** Another process for the same node (same socket and state), logging to its own file. */
+  DaemonProcess(Path dir, String node, Path kubeconfig, String logName) {
     this.node = node;
     this.socket = dir.resolve(node).resolve("kipam.sock");
     this.stateDir = dir.resolve(node).resolve("state");
-    this.log = dir.resolve(node + ".log");
+    this.log = dir.resolve(logName);
     this.kubeconfig = kubeconfig;
   }
 

@@ -35,6 +35,7 @@ class NodeDaemonIT {
   private static String node;
   private static String pool;
   private static String singleAddressPool;
+  private static String v6Pool;
 
   private final KubernetesClient client;
   private final String namespace;
@@ -57,6 +58,8 @@ class NodeDaemonIT {
     spec.setRangeStart("10.232.0.9");
     spec.setRangeEnd("10.232.0.9");
     Cluster.readyPool(client, singleAddressPool, spec);
+    v6Pool = Fixtures.uniqueName("pods6");
+    Cluster.readyPool(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();
@@ -126,6 +129,69 @@ class NodeDaemonIT {
               assertThat(o.getUid()).isEqualTo(pod.getMetadata().getUid());
               assertThat(o.getBlockOwnerDeletion()).isFalse();
             });
+  }
+
+  @Test
+  void dualStackAddGivesOneAddressOfEachFamily() throws Exception {
+    Pod pod = Cluster.pod(client, namespace, "dual", node);
+
+    CniCall.Outcome outcome = call("ADD", pod, "c-dual", pool, v6Pool);
+
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    JsonNode ips = JSON.readTree(outcome.stdout()).path("ips");
+    assertThat(ips).hasSize(2);
+    assertThat(ips.get(0).path("address").asText()).startsWith("10.231.0.").endsWith("/24");
+    assertThat(ips.get(1).path("address").asText()).startsWith("fd00:10:231:").endsWith("/64");
+    assertThat(addresses()).hasSize(2);
+    assertThat(call("DEL", pod, "c-dual", pool, v6Pool).ok()).isTrue();
+    assertThat(addresses()).isEmpty();
+  }
+
+  @Test
+  void olderCniVersionsGetTheirOwnResultFormat() throws Exception {
+    Pod pod = Cluster.pod(client, namespace, "old-runtime", node);
+    var env =
+        CniCall.env("ADD", "c-old", "eth0", namespace, "old-runtime", pod.getMetadata().getUid());
+
+    CniCall.Outcome outcome =
+        CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool));
+
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    JsonNode result = JSON.readTree(outcome.stdout());
+    assertThat(result.path("cniVersion").asText()).isEqualTo("0.3.1");
+    assertThat(result.path("ips").get(0).path("version").asText()).isEqualTo("4");
+    env.put("CNI_COMMAND", "DEL");
+    assertThat(
+            CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool)).ok())
+        .isTrue();
+  }
+
+  @Test
+  void withoutK8sPodUidTheOwnerComesFromTheNodesPodWatch() throws Exception {
+    Pod pod = Cluster.pod(client, namespace, "no-uid", node);
+    var env = CniCall.env("ADD", "c-no-uid", "eth0", namespace, "no-uid", null);
+
+    CniCall.Outcome outcome =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () ->
+                    CniCall.run(
+                        kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)),
+                CniCall.Outcome::ok);
+
+    assertThat(outcome.stdout()).contains("10.231.0.");
+    assertThat(addresses())
+        .filteredOn(a -> a.getSpec().getPod().getName().equals("no-uid"))
+        .singleElement()
+        .satisfies(
+            a ->
+                assertThat(a.getMetadata().getOwnerReferences().get(0).getUid())
+                    .isEqualTo(pod.getMetadata().getUid()));
+    env.put("CNI_COMMAND", "DEL");
+    assertThat(
+            CniCall.run(kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)).ok())
+        .isTrue();
   }
 
   @Test

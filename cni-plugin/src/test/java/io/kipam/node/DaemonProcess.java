@@ -70,6 +70,19 @@ final class DaemonProcess implements AutoCloseable {
     }
   }
 
+  /** Waits until STATUS through {@code kipam} succeeds: the daemon serves and has synced. */
+  void awaitReady(Path kipam, String pool) {
+    String config = Cluster.config("1.1.0", socket.toString(), pool);
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(120))
+        .untilAsserted(
+            () ->
+                org.assertj.core.api.Assertions.assertThat(
+                        CniCall.run(kipam, java.util.Map.of("CNI_COMMAND", "STATUS"), config).ok())
+                    .as("kipam-node of %s ready; its log: %s", node, log)
+                    .isTrue());
+  }
+
   boolean alive() {
     return process != null && process.isAlive();
   }

@@ -1,7 +1,6 @@
 package io.kipam.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -13,7 +12,6 @@ import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -74,7 +72,7 @@ class HammerIT {
       daemons.add(daemon.start());
     }
     for (DaemonProcess daemon : daemons) {
-      awaitReady(daemon);
+      daemon.awaitReady(executables.get(daemon), pool);
     }
   }
 
@@ -83,21 +81,6 @@ class HammerIT {
     for (DaemonProcess daemon : daemons) {
       daemon.close();
     }
-  }
-
-  private void awaitReady(DaemonProcess daemon) {
-    await()
-        .atMost(Duration.ofSeconds(120))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        CniCall.run(
-                                executables.get(daemon),
-                                Map.of("CNI_COMMAND", "STATUS"),
-                                Cluster.config("1.1.0", daemon.socket.toString(), pool))
-                            .ok())
-                    .as("daemon %s ready; log %s", daemon.node, daemon.log)
-                    .isTrue());
   }
 
   /** One pod, the caller that owns it, and whether it holds an address now. */

@@ -19,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -63,9 +62,7 @@ class NodeDaemonIT {
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .untilAsserted(() -> assertThat(status().ok()).as("daemon log %s", daemon.log).isTrue());
+    daemon.awaitReady(kipam, pool);
   }
 
   @AfterAll
@@ -73,13 +70,6 @@ class NodeDaemonIT {
     if (daemon != null) {
       daemon.close();
     }
-  }
-
-  private static CniCall.Outcome status() {
-    return CniCall.run(
-        kipam,
-        Map.of("CNI_COMMAND", "STATUS"),
-        Cluster.config("1.1.0", daemon.socket.toString(), pool));
   }
 
   private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {

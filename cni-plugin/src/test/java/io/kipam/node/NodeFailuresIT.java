@@ -75,14 +75,7 @@ class NodeFailuresIT {
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        CniCall.run(kipam, Map.of("CNI_COMMAND", "STATUS"), config("1.1.0", v4))
-                            .ok())
-                    .isTrue());
+    daemon.awaitReady(kipam, v4);
     // The one address of the full pool goes to another pod.
     Pod holder = Cluster.pod(client, namespace, "holder", node);
     assertThat(

@@ -39,9 +39,7 @@ class NodeLockIT {
         CniCall.env("ADD", "c-lock", "eth0", namespace, "lock-0", pod.getMetadata().getUid());
     try {
       first.start();
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(() -> CniCall.run(kipam, Map.of("CNI_COMMAND", "STATUS"), config).ok());
+      first.awaitReady(kipam, pool);
       CniCall.Outcome before = CniCall.run(kipam, add, config);
       assertThat(before.ok()).as(before.stdout()).isTrue();
 
@@ -55,9 +53,7 @@ class NodeLockIT {
       assertThat(Files.readString(second.log)).doesNotContain("serving CNI calls");
 
       first.kill();
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(() -> CniCall.run(kipam, Map.of("CNI_COMMAND", "STATUS"), config).ok());
+      second.awaitReady(kipam, pool);
       assertThat(Files.readString(second.log)).contains("holding the node lock");
       CniCall.Outcome after = CniCall.run(kipam, add, config);
       assertThat(after.stdout())

@@ -48,7 +48,7 @@ class ShimToServerTest {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       int exit =
           Kipam.run(
-              Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc", "HOME", "/root"),
+              Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc", "HOME", "/home/tester"),
               new ByteArrayInputStream(config.getBytes(StandardCharsets.UTF_8)),
               new PrintStream(out, true, StandardCharsets.UTF_8));
 

@@ -82,39 +82,36 @@ final class JsonProblems {
   }
 
   Optional<String> string(JsonNode object, String parent, String key, boolean required) {
-    String path = path(parent, key);
-    Optional<JsonNode> value = member(object, key);
-    if (value.isEmpty()) {
-      if (required) {
-        add(path, "is required");
-      }
-      return Optional.empty();
-    }
-    if (!value.get().isTextual()) {
-      add(path, "must be a string, not " + typeOf(value.get()));
-      return Optional.empty();
-    }
-    return Optional.of(value.get().textValue());
+    return typed(object, parent, key, required, JsonNode::isTextual, "a string")
+        .map(JsonNode::textValue);
   }
 
   Optional<JsonNode> object(JsonNode object, String parent, String key, boolean required) {
-    String path = path(parent, key);
-    Optional<JsonNode> value = member(object, key);
-    if (value.isEmpty()) {
-      if (required) {
-        add(path, "is required");
-      }
-      return Optional.empty();
-    }
-    if (!value.get().isObject()) {
-      add(path, "must be an object, not " + typeOf(value.get()));
-      return Optional.empty();
-    }
-    return value;
+    return typed(object, parent, key, required, JsonNode::isObject, "an object");
   }
 
   /** The elements of the list {@code key}; empty if it is absent or not a list. */
   Optional<List<JsonNode>> array(JsonNode object, String parent, String key, boolean required) {
+    return typed(object, parent, key, required, JsonNode::isArray, "a list")
+        .map(
+            list -> {
+              List<JsonNode> elements = new ArrayList<>();
+              list.elements().forEachRemaining(elements::add);
+              return elements;
+            });
+  }
+
+  /**
+   * The member {@code key} if it has the expected JSON type; a missing required member or one of
+   * another type is reported under its path.
+   */
+  private Optional<JsonNode> typed(
+      JsonNode object,
+      String parent,
+      String key,
+      boolean required,
+      java.util.function.Predicate<JsonNode> isType,
+      String typeName) {
     String path = path(parent, key);
     Optional<JsonNode> value = member(object, key);
     if (value.isEmpty()) {
@@ -123,13 +120,11 @@ final class JsonProblems {
       }
       return Optional.empty();
     }
-    if (!value.get().isArray()) {
-      add(path, "must be a list, not " + typeOf(value.get()));
+    if (!isType.test(value.get())) {
+      add(path, "must be " + typeName + ", not " + typeOf(value.get()));
       return Optional.empty();
     }
-    List<JsonNode> elements = new ArrayList<>();
-    value.get().elements().forEachRemaining(elements::add);
-    return Optional.of(elements);
+    return value;
   }
 
   /** The strings of the list {@code key}; elements that are not strings are reported. */

@@ -70,6 +70,7 @@ public final class NodeDaemon implements AutoCloseable {
     client = new KubernetesClientBuilder().withConfig(clientConfig()).build();
     Clock clock = Clock.systemUTC();
     ledger = new Ledger(settings.node(), clock);
+    ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger);
     Allocator allocator =
         new Allocator(

@@ -41,6 +41,13 @@ public final class Ledger {
   private final Map<String, Instant> releasedAt = new HashMap<>();
   private final Map<String, Instant> firstSeen = new HashMap<>();
   private boolean synced;
+  private ReleaseListener releaseListener = (pool, ip, at) -> {};
+
+  /** Told of every release, so it can outlive the process (see {@code ReleaseJournal}). */
+  @FunctionalInterface
+  public interface ReleaseListener {
+    void released(String pool, IpAddress ip, Instant at);
+  }
 
   public Ledger(String node, Clock clock) {
     this.node = node;
@@ -49,6 +56,15 @@ public final class Ledger {
 
   public String node() {
     return node;
+  }
+
+  public synchronized void onRelease(ReleaseListener listener) {
+    this.releaseListener = listener;
+  }
+
+  /** A release from before this process started, so its address still rests as it should. */
+  public synchronized void restoreRelease(String pool, IpAddress ip, Instant at) {
+    releasedAt.merge(addressKey(pool, ip), at, (a, b) -> a.isAfter(b) ? a : b);
   }
 
   // ---- fed by the watches ----
@@ -87,7 +103,9 @@ public final class Ledger {
     firstSeen.remove(addressKey(pool, ip));
     if (gone != null) {
       byAttachment.remove(attachmentKey(pool, gone.attachment()), gone);
-      releasedAt.put(addressKey(pool, ip), clock.instant());
+      Instant now = clock.instant();
+      releasedAt.put(addressKey(pool, ip), now);
+      releaseListener.released(pool, ip, now);
     }
   }
 

@@ -83,10 +83,6 @@ final class DaemonProcess implements AutoCloseable {
                     .isTrue());
   }
 
-  boolean alive() {
-    return process != null && process.isAlive();
-  }
-
   /** SIGKILL: no shutdown hook runs, exactly like a node losing the process. */
   void kill() throws InterruptedException {
     process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);

@@ -212,11 +212,11 @@ class NodeDaemonIT {
     Pod first = Cluster.pod(client, namespace, "first", node);
     Pod second = Cluster.pod(client, namespace, "second", node);
     String ip =
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .until(() -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok)
-            .stdout()
-            .replaceAll(".*\"address\":\"([^/\"]+)/.*", "$1");
+        ipOf(
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .until(
+                    () -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok));
     assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
     await()
         .atMost(Duration.ofSeconds(30))
@@ -237,11 +237,12 @@ class NodeDaemonIT {
     Pod owner = Cluster.pod(client, namespace, "gc-owner", node);
     // Another test may have just released the pool's one address; it rests for 3s.
     String ip =
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .until(() -> call("ADD", owner, "c-gc-owner", singleAddressPool), CniCall.Outcome::ok)
-            .stdout()
-            .replaceAll(".*\"address\":\"([^/\"]+)/.*", "$1");
+        ipOf(
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .until(
+                    () -> call("ADD", owner, "c-gc-owner", singleAddressPool),
+                    CniCall.Outcome::ok));
 
     client.pods().inNamespace(namespace).withName("gc-owner").withGracePeriod(0).delete();
     await().atMost(Duration.ofSeconds(90)).until(() -> addresses().isEmpty());

@@ -144,12 +144,6 @@ public final class Ledger {
     return takenBlocks.getOrDefault(pool, Set.of()).contains(block);
   }
 
-  public synchronized long leasesIn(String pool, Cidr block) {
-    return byAddress.values().stream()
-        .filter(l -> l.pool().equals(pool) && block.contains(l.ip()))
-        .count();
-  }
-
   /**
    * Picks a free address in this node's blocks of {@code pool} and reserves it: not leased, not
    * reserved, not resting after a release; the least recently released first (never released counts

@@ -49,6 +49,7 @@ public final class NodeWatch implements AutoCloseable {
   private final List<SharedIndexInformer<?>> informers =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Map<String, CompletableFuture<Void>> poolBlocks = new ConcurrentHashMap<>();
+  private final Map<String, CachedView> views = new ConcurrentHashMap<>();
   private SharedIndexInformer<IPPool> pools;
   private SharedIndexInformer<Pod> pods;
 
@@ -153,6 +154,21 @@ public final class NodeWatch implements AutoCloseable {
               + "; kipam-operator marks a pool Ready once it has checked it");
     }
     watchBlocksOf(name);
+    long generation = pool.getMetadata().getGeneration();
+    CachedView cached = views.get(name);
+    if (cached != null && cached.generation() == generation) {
+      return cached.view();
+    }
+    PoolView view = view(pool);
+    views.put(name, new CachedView(generation, view));
+    return view;
+  }
+
+  /** A pool's geometry, parsed once per spec generation rather than on every ADD. */
+  private record CachedView(long generation, PoolView view) {}
+
+  private static PoolView view(IPPool pool) throws PoolNotUsableException {
+    String name = pool.getMetadata().getName();
     IPPoolSpec spec = pool.getSpec();
     PoolLayout layout;
     try {

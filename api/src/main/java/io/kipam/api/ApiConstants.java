@@ -13,6 +13,7 @@ public final class ApiConstants {
   public static final String LABEL_POOL = GROUP + "/pool";
   public static final String LABEL_BLOCK = GROUP + "/block";
   public static final String LABEL_NODE = GROUP + "/node";
+  public static final String LABEL_NETWORK = GROUP + "/network";
 
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 

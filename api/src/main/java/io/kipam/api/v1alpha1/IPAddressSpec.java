@@ -39,6 +39,14 @@ public class IPAddressSpec {
   private String node;
 
   @Required
+  @Size(max = 253)
+  @JsonPropertyDescription(
+      "Name of the CNI network (the network configuration's name, e.g. a Multus"
+          + " NetworkAttachmentDefinition's) the attachment belongs to. CNI GC of one network"
+          + " collects only that network's addresses, also where networks share a pool.")
+  private String network;
+
+  @Required
   @JsonPropertyDescription("The Pod holding the address.")
   private PodReference pod;
 
@@ -88,6 +96,14 @@ public class IPAddressSpec {
 
   public void setNode(String node) {
     this.node = node;
+  }
+
+  public String getNetwork() {
+    return network;
+  }
+
+  public void setNetwork(String network) {
+    this.network = network;
   }
 
   public PodReference getPod() {

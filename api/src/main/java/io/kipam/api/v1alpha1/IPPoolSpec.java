@@ -34,6 +34,11 @@ import java.util.List;
     value = PoolRules.BLOCK_SIZE_IN_FAMILY,
     message = PoolRules.BLOCK_SIZE_IN_FAMILY_MESSAGE)
 @ValidationRule(value = PoolRules.ROUTES_VALID, message = PoolRules.ROUTES_VALID_MESSAGE)
+@ValidationRule(value = PoolRules.CIDR_IMMUTABLE, message = PoolRules.CIDR_IMMUTABLE_MESSAGE)
+@ValidationRule(
+    value = PoolRules.BLOCK_SIZE_IMMUTABLE,
+    message = PoolRules.BLOCK_SIZE_IMMUTABLE_MESSAGE)
+@ValidationRule(value = PoolRules.NETWORK_IMMUTABLE, message = PoolRules.NETWORK_IMMUTABLE_MESSAGE)
 public class IPPoolSpec {
 
   @Required

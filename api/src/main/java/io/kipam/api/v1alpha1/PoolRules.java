@@ -106,4 +106,23 @@ final class PoolRules {
           + " 63 characters): it is used as the kipam.io/pool label value";
 
   private PoolRules() {}
+
+  // Geometry never changes under live blocks: blocks and addresses were carved from the old one.
+  static final String CIDR_IMMUTABLE = "self.cidr == oldSelf.cidr";
+  static final String CIDR_IMMUTABLE_MESSAGE =
+      "spec.cidr is immutable: blocks and addresses were carved from it; create a new pool instead";
+
+  static final String BLOCK_SIZE_IMMUTABLE =
+      "has(self.blockSize) == has(oldSelf.blockSize)"
+          + " && (!has(self.blockSize) || self.blockSize == oldSelf.blockSize)";
+  static final String BLOCK_SIZE_IMMUTABLE_MESSAGE =
+      "spec.blockSize is immutable (also setting or unsetting it): nodes hold blocks of the old"
+          + " size; create a new pool instead";
+
+  static final String NETWORK_IMMUTABLE =
+      "has(self.network) == has(oldSelf.network)"
+          + " && (!has(self.network) || self.network == oldSelf.network)";
+  static final String NETWORK_IMMUTABLE_MESSAGE =
+      "spec.network is immutable (also setting or unsetting it): overlap with other pools was"
+          + " checked for the old network; create a new pool instead";
 }

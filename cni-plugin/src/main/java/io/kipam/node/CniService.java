@@ -23,7 +23,9 @@ import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
+import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
+import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import io.kipam.node.kube.NodeWatch;
 import io.kipam.node.server.CniEndpoint;
 import java.time.Duration;
@@ -41,8 +43,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The CNI verbs on top of the allocator: parses each forwarded call, does what the verb asks, and
  * maps every failure to a CNI error code with a message that says what to do — a transient API
- * failure or a daemon that has not synced is 11 (try again later), an exhausted pool 100, a pool
- * that does not exist or is not Ready 101, a bad request the code the CNI spec gives it.
+ * failure, a daemon that has not synced or whose watches are reconnecting, or a pod this node does
+ * not know yet is 11 (try again later); an exhausted pool 100; a pool that does not exist, is not
+ * Ready or whose selectors exclude the node or namespace 101; a pod identity the API cannot take 4;
+ * a request the API refuses 7 with the API server's reason; a bad request the code the CNI spec
+ * gives it.
  */
 public final class CniService implements CniEndpoint, CniPlugin {
 
@@ -54,6 +59,10 @@ public final class CniService implements CniEndpoint, CniPlugin {
   private final BooleanSupplier ready;
   private final Duration gcGrace;
 
+  /**
+   * @param ready whether the daemon may hand out addresses: synced, holding the node lock, and
+   *     every watch running
+   */
   public CniService(
       NodeWatch watch,
       Ledger ledger,
@@ -77,11 +86,15 @@ public final class CniService implements CniEndpoint, CniPlugin {
   public IpamResult add(CniRequest request) {
     return translated(
         () -> {
+          requireWatching();
           NetworkConfig config = request.config().orElseThrow();
           Attachment attachment = attachment(request);
-          PodRef pod = pod(request);
-          List<PoolView> pools = pools(config.ipam().pools());
-          return result(allocator.allocate(pools, attachment, pod, config.mac().orElse(null)));
+          PodIdentity.validate(request.environment(), config);
+          String namespace = request.environment().args().podNamespace().orElseThrow();
+          List<PoolView> pools = pools(config.ipam().pools(), namespace);
+          PodRef pod = owner(request);
+          return result(
+              allocator.allocate(pools, attachment, pod, config.name(), config.mac().orElse(null)));
         });
   }
 
@@ -89,7 +102,14 @@ public final class CniService implements CniEndpoint, CniPlugin {
   public void del(CniRequest request) {
     translated(
         () -> {
-          allocator.release(request.config().orElseThrow().ipam().pools(), attachment(request));
+          var args = request.environment().args();
+          Optional<Allocator.PodName> pod =
+              args.podNamespace().isPresent() && args.podName().isPresent()
+                  ? Optional.of(
+                      new Allocator.PodName(args.podNamespace().get(), args.podName().get()))
+                  : Optional.empty();
+          allocator.release(
+              request.config().orElseThrow().ipam().pools(), attachment(request), pod);
           return null;
         });
   }
@@ -119,20 +139,49 @@ public final class CniService implements CniEndpoint, CniPlugin {
               ? CniErrorCode.TRY_AGAIN_LATER
               : CniErrorCode.POOL_EXHAUSTED;
       throw new CniException(code, e.getMessage(), "");
+    } catch (WriteOutcomeUnknownException e) {
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          "the Kubernetes API did not answer whether the address was written; it stays reserved"
+              + " until kipam-node has checked, try again",
+          e.getMessage());
     } catch (StoreUnavailableException e) {
       throw new CniException(
           CniErrorCode.TRY_AGAIN_LATER,
           "the Kubernetes API is unavailable; nothing was changed, try again",
           e.getMessage());
+    } catch (RequestRejectedException e) {
+      // 404 on a create in a namespace: the pod's namespace (from K8S_POD_NAMESPACE) is gone.
+      CniErrorCode code =
+          e.status() == 404
+              ? CniErrorCode.INVALID_ENVIRONMENT
+              : CniErrorCode.INVALID_NETWORK_CONFIG;
+      throw new CniException(code, e.getMessage(), "nothing was allocated");
     } catch (NodeWatch.PoolNotUsableException e) {
       throw new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), "");
+    } catch (NodeWatch.PodNotOnNodeException e) {
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          e.getMessage() + " on node " + ledger.node() + "; nothing was allocated",
+          "an address is owned by its Pod object, so kipam-node allocates only for a Pod bound to"
+              + " this node with the runtime's K8S_POD_UID (or its mirror Pod); try again once the"
+              + " Pod exists");
     }
   }
 
-  /** A step that may find a pool unusable. */
+  private void requireWatching() {
+    if (!ready.getAsBoolean()) {
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          "kipam-node on " + ledger.node() + " is reconnecting its watches to the API; try again",
+          "");
+    }
+  }
+
+  /** A step that may find a pool unusable or the pod unknown. */
   @FunctionalInterface
   private interface PoolStep<T> {
-    T run() throws NodeWatch.PoolNotUsableException;
+    T run() throws NodeWatch.PoolNotUsableException, NodeWatch.PodNotOnNodeException;
   }
 
   @Override
@@ -178,30 +227,34 @@ public final class CniService implements CniEndpoint, CniPlugin {
   }
 
   /**
-   * Releases this node's addresses of the configuration's pools whose attachment is not in {@code
+   * Releases this node's addresses of the configuration's network whose attachment is not in {@code
    * cni.dev/valid-attachments}, sparing those younger than the grace period: an ADD may have
-   * completed after the runtime computed its list.
+   * completed after the runtime computed its list. Other networks' addresses are never touched,
+   * even in a pool they share: the list names only this network's attachments.
    */
   @Override
   public void gc(CniRequest request) {
-    translated(() -> collect(request));
+    translated(
+        () -> {
+          requireWatching();
+          return collect(request);
+        });
   }
 
   private Void collect(CniRequest request) {
     NetworkConfig config = request.config().orElseThrow();
     Set<io.kipam.cni.spec.Attachment> valid =
         new HashSet<>(config.validAttachments().orElse(List.of()));
-    Set<String> pools = new HashSet<>(config.ipam().pools());
     int released = 0;
     for (Lease lease : ledger.leases()) {
       boolean inUse =
           valid.contains(
               new io.kipam.cni.spec.Attachment(
                   lease.attachment().containerId(), lease.attachment().ifName()));
-      if (!pools.contains(lease.pool()) || inUse || !ledger.olderThan(lease, gcGrace)) {
+      if (!config.name().equals(lease.network()) || inUse || !ledger.olderThan(lease, gcGrace)) {
         continue;
       }
-      allocator.release(List.of(lease.pool()), lease.attachment());
+      allocator.release(List.of(lease.pool()), lease.attachment(), Optional.empty());
       released++;
     }
     log.info("GC of network {} released {} addresses", config.name(), released);
@@ -223,37 +276,18 @@ public final class CniService implements CniEndpoint, CniPlugin {
     return new Attachment(a.containerId(), a.ifName());
   }
 
-  private PodRef pod(CniRequest request) {
+  private PodRef owner(CniRequest request) throws NodeWatch.PodNotOnNodeException {
     var args = request.environment().args();
-    Optional<String> namespace = args.podNamespace();
-    Optional<String> name = args.podName();
-    if (namespace.isEmpty() || name.isEmpty()) {
-      throw new CniException(
-          CniErrorCode.INVALID_ENVIRONMENT,
-          "CNI_ARGS lacks K8S_POD_NAMESPACE or K8S_POD_NAME",
-          "kipam allocates addresses to Kubernetes pods; the runtime (CRI) sets these");
-    }
-    String uid =
-        args.podUid()
-            .or(() -> watch.podUid(namespace.get(), name.get()))
-            .orElseThrow(
-                () ->
-                    new CniException(
-                        CniErrorCode.TRY_AGAIN_LATER,
-                        "pod "
-                            + namespace.get()
-                            + "/"
-                            + name.get()
-                            + " is not known on this node yet",
-                        "the runtime passed no K8S_POD_UID and the pod watch has not seen the pod"));
-    return new PodRef(namespace.get(), name.get(), uid);
+    return watch.owner(
+        args.podNamespace().orElseThrow(), args.podName().orElseThrow(), args.podUid());
   }
 
-  private List<PoolView> pools(List<String> names) throws NodeWatch.PoolNotUsableException {
+  private List<PoolView> pools(List<String> names, String namespace)
+      throws NodeWatch.PoolNotUsableException {
     List<PoolView> pools = new ArrayList<>();
     Set<IpFamily> families = new LinkedHashSet<>();
     for (String name : names) {
-      PoolView pool = watch.pool(name);
+      PoolView pool = watch.pool(name, namespace);
       if (!families.add(pool.layout().family())) {
         throw new CniException(
             CniErrorCode.INVALID_NETWORK_CONFIG,

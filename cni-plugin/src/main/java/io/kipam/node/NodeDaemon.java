@@ -18,6 +18,9 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +40,8 @@ public final class NodeDaemon implements AutoCloseable {
   private NodeWatch watch;
   private NodeServer server;
   private Ledger ledger;
+  private ReleaseJournal journal;
+  private ScheduledExecutorService background;
 
   public NodeDaemon(NodeSettings settings) {
     this.settings = settings;
@@ -70,7 +75,8 @@ public final class NodeDaemon implements AutoCloseable {
     client = new KubernetesClientBuilder().withConfig(clientConfig()).build();
     Clock clock = Clock.systemUTC();
     ledger = new Ledger(settings.node(), clock);
-    ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
+    journal =
+        ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger);
     Allocator allocator =
         new Allocator(
@@ -81,13 +87,26 @@ public final class NodeDaemon implements AutoCloseable {
                 new WriteRateLimiter(settings.apiQps(), settings.apiBurst())),
             new SecureRandom());
     PrometheusRegistry registry = new PrometheusRegistry();
-    CniService service =
-        new CniService(watch, ledger, allocator, ledger::synced, settings.gcGrace());
-    server =
-        new NodeServer(settings.socket(), measured(service, registry), ledger::synced, registry);
+    CniService service = new CniService(watch, ledger, allocator, this::ready, settings.gcGrace());
+    server = new NodeServer(settings.socket(), measured(service, registry), this::ready, registry);
     server.start();
-    watch.start(Duration.ofMinutes(5));
+    background = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-settle"));
+    // Uncertain writes are settled by a fresh read once any write still in flight has landed.
+    background.scheduleWithFixedDelay(
+        () -> allocator.settle(settings.settleAfter()), 1, 1, TimeUnit.SECONDS);
+    watch.start(Duration.ofSeconds(30));
     log.info("kipam-node ready on node {}", settings.node());
+  }
+
+  /** Ready to hand out addresses: synced, and every watch running. */
+  private boolean ready() {
+    return ledger.synced() && watch.healthy();
+  }
+
+  private static Thread daemonThread(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
   }
 
   private Config clientConfig() throws Exception {
@@ -99,7 +118,9 @@ public final class NodeDaemon implements AutoCloseable {
     // than wait out long client retries.
     config.setRequestTimeout(10_000);
     config.setConnectionTimeout(5_000);
-    config.setRequestRetryBackoffLimit(1);
+    // No client-side retries: a create retried after a lost answer would meet its own object (409)
+    // and hide that the first attempt's outcome was unknown; the allocator handles that itself.
+    config.setRequestRetryBackoffLimit(0);
     return config;
   }
 
@@ -132,11 +153,17 @@ public final class NodeDaemon implements AutoCloseable {
       if (server != null) {
         server.close();
       }
+      if (background != null) {
+        background.shutdownNow();
+      }
       if (watch != null) {
         watch.close();
       }
       if (client != null) {
         client.close();
+      }
+      if (journal != null) {
+        journal.close();
       }
       if (lock != null) {
         lock.close();

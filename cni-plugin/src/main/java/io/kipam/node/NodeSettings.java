@@ -19,6 +19,11 @@ import java.util.Optional;
  *   <li>{@code KUBECONFIG}: a kubeconfig file; default the pod's service account.
  *   <li>{@code KIPAM_GC_GRACE_SECONDS}: how old an allocation must be before CNI GC may release it;
  *       default 60.
+ *   <li>{@code KIPAM_SETTLE_SECONDS}: how long an address whose write had an unknown outcome stays
+ *       taken before a fresh read settles it; default 30 (three times the client's request timeout,
+ *       so that a write still in flight has landed).
+ *   <li>{@code KIPAM_API_QPS}, {@code KIPAM_API_BURST}: the daemon's API write rate; default 50 and
+ *       100.
  * </ul>
  */
 public record NodeSettings(
@@ -27,6 +32,7 @@ public record NodeSettings(
     Path stateDir,
     Optional<Path> kubeconfig,
     Duration gcGrace,
+    Duration settleAfter,
     double apiQps,
     int apiBurst) {
 
@@ -36,18 +42,8 @@ public record NodeSettings(
     if (node == null || node.isBlank()) {
       problems.add("NODE_NAME is not set: set it from the downward API (spec.nodeName)");
     }
-    Duration grace = Duration.ofSeconds(60);
-    String graceText = env.get("KIPAM_GC_GRACE_SECONDS");
-    if (graceText != null) {
-      try {
-        grace = Duration.ofSeconds(Long.parseLong(graceText));
-        if (grace.isNegative()) {
-          problems.add("KIPAM_GC_GRACE_SECONDS must not be negative, not " + graceText);
-        }
-      } catch (NumberFormatException e) {
-        problems.add("KIPAM_GC_GRACE_SECONDS must be a whole number of seconds, not " + graceText);
-      }
-    }
+    Duration grace = seconds(env, "KIPAM_GC_GRACE_SECONDS", 60, problems);
+    Duration settle = seconds(env, "KIPAM_SETTLE_SECONDS", 30, problems);
     double qps = number(env, "KIPAM_API_QPS", 50, problems);
     int burst = (int) number(env, "KIPAM_API_BURST", 100, problems);
     if (!problems.isEmpty()) {
@@ -59,8 +55,27 @@ public record NodeSettings(
         Path.of(env.getOrDefault("KIPAM_STATE_DIR", "/var/lib/kipam")),
         Optional.ofNullable(env.get("KUBECONFIG")).map(Path::of),
         grace,
+        settle,
         qps,
         burst);
+  }
+
+  private static Duration seconds(
+      Map<String, String> env, String name, long fallback, List<String> problems) {
+    String text = env.get(name);
+    if (text == null) {
+      return Duration.ofSeconds(fallback);
+    }
+    try {
+      long value = Long.parseLong(text);
+      if (value >= 0) {
+        return Duration.ofSeconds(value);
+      }
+      problems.add(name + " must not be negative, not " + text);
+    } catch (NumberFormatException e) {
+      problems.add(name + " must be a whole number of seconds, not " + text);
+    }
+    return Duration.ofSeconds(fallback);
   }
 
   private static double number(

@@ -43,19 +43,22 @@ class ReleaseJournalTest {
             Duration.ofSeconds(30),
             0);
     Ledger before = ledger(T0);
-    ReleaseJournal.attach(file, before, Clock.fixed(T0, ZoneOffset.UTC));
+    ReleaseJournal journal = ReleaseJournal.attach(file, before, Clock.fixed(T0, ZoneOffset.UTC));
     IpAddress ip = IpAddress.parse("10.0.0.1");
-    before.leaseSeen(
+    Lease lease =
         new Lease(
             "p4",
             ip,
             pool.layout().block(java.math.BigInteger.ZERO),
             "node-a",
+            "net",
             new Attachment("c1", "eth0"),
             new PodRef("ns", "p", "u"),
             null,
-            "uid-1"));
-    before.leaseGone("p4", ip);
+            "uid-1");
+    before.leaseSeen(lease);
+    before.objectGone(lease.address(), lease.object());
+    journal.close();
 
     Ledger after = ledger(T0.plusSeconds(10));
     ReleaseJournal.attach(file, after, Clock.fixed(T0.plusSeconds(10), ZoneOffset.UTC));
@@ -70,6 +73,21 @@ class ReleaseJournalTest {
   }
 
   @Test
+  void theJournalStaysBoundedHoweverManyReleasesItRecords() throws Exception {
+    Path file = dir.resolve("released");
+    Ledger ledger = ledger(T0);
+    ReleaseJournal journal = ReleaseJournal.attach(file, ledger, Clock.fixed(T0, ZoneOffset.UTC));
+    for (int i = 0; i < 50_000; i++) {
+      journal.released("p4", IpAddress.parse("10.0.0." + (i % 50)), T0.plusMillis(i));
+    }
+    journal.close();
+
+    List<String> lines = Files.readAllLines(file);
+    assertThat(lines.size()).isLessThanOrEqualTo(ReleaseJournal.COMPACT_AT);
+    assertThat(lines).contains((T0.plusMillis(49_999).toEpochMilli()) + " p4 10.0.0.49");
+  }
+
+  @Test
   void oldAndTornLinesAreDroppedWhenTheJournalIsRead() throws Exception {
     Path file = dir.resolve("released");
     long old = T0.minus(Duration.ofDays(2)).toEpochMilli();
@@ -79,7 +97,7 @@ class ReleaseJournalTest {
         old + " p4 10.0.0.1\n" + recent + " p4 10.0.0.2\n" + "17" + "\n",
         StandardCharsets.UTF_8);
 
-    ReleaseJournal.attach(file, ledger(T0), Clock.fixed(T0, ZoneOffset.UTC));
+    ReleaseJournal.attach(file, ledger(T0), Clock.fixed(T0, ZoneOffset.UTC)).close();
 
     assertThat(Files.readAllLines(file)).containsExactly(recent + " p4 10.0.0.2");
   }

@@ -1,23 +1,40 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import java.util.Optional;
 
 /**
- * The API writes the allocator makes, and nothing else: claims are {@code create}s that the API
- * server refuses when the name is taken, releases are {@code delete}s that succeed when the object
- * is already gone. Implementations throw {@link StoreUnavailableException} for errors worth
- * retrying (API server unreachable, timeouts, throttling).
+ * The API calls the allocator makes, and nothing else: claims are {@code create}s that the API
+ * server refuses when the name is taken, releases are {@code delete}s with a UID precondition that
+ * succeed when the object is already gone, and a fresh read settles what an uncertain write did.
+ *
+ * <p>Writes throw {@link StoreUnavailableException} when they certainly did not happen (nothing
+ * reached the API server, or it refused to process the request: 429), {@link
+ * WriteOutcomeUnknownException} when they may have happened, and {@link RequestRejectedException}
+ * when the API server refused the request's content.
  */
 public interface AllocationStore {
 
-  /** Creates the IPBlock of {@code block}; false when another node already holds it (409). */
-  boolean claimBlock(String pool, Cidr block, String node);
+  /**
+   * Creates the IPBlock of {@code block}; returns the new object's UID, or null when another node
+   * already holds it (409).
+   */
+  String claimBlock(String pool, Cidr block, String node);
+
+  /** Deletes the IPBlock of {@code block} if it is still the object with {@code uid}. */
+  void releaseBlock(String pool, Cidr block, String uid);
 
   /**
    * Creates the IPAddress of {@code lease}, owned by its pod. Returns the lease with the new
-   * object's UID, or null when an object of that name already exists (409).
+   * object's UID, or null when an object of that name already exists in that namespace (409).
    */
   Lease createAddress(Lease lease);
+
+  /**
+   * Reads the IPAddress of {@code lease}'s name in its pod's namespace straight from the API server
+   * (not from a cache); empty when there is none.
+   */
+  Optional<Lease> readAddress(Lease lease);
 
   /**
    * Deletes the IPAddress of {@code lease} if it is still the object with {@code

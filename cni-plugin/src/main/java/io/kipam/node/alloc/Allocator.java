@@ -1,50 +1,48 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Hands out and takes back this node's addresses. An address is picked from the node's own blocks
  * and reserved in the {@link Ledger} under its monitor, then claimed with one {@code create} of its
- * IPAddress outside it; only a successful write turns the reservation into a lease, and any failure
- * undoes it. When the node's blocks are full a new block is claimed first, at a random candidate,
- * moving on when another node won it. Claims of one pool are serialised on this node, so two
- * concurrent ADDs never claim two blocks where one would do.
+ * IPAddress outside it. Only a successful write turns the reservation into a lease; a write that
+ * certainly failed undoes it; a write that may have happened leaves the address uncertain (taken)
+ * until {@link #settle} reads what the API has. On 409 the address is left to whoever holds it and
+ * the next attempt picks another. When the node's blocks are full a new block is claimed, at a
+ * random candidate, moving on when another node won it; one claim per pool is in flight at a time
+ * on this node, so concurrent ADDs never claim two blocks where one would do.
+ *
+ * <p>Calls for one attachment run one at a time (a runtime may retry an ADD while the first is
+ * still running); calls for different attachments never wait for each other.
  */
 public final class Allocator {
 
   private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
-  /** How many addresses or blocks one request tries before it gives up on a pool. */
+  /** How many addresses or blocks one request tries itself before it gives up on a pool. */
   static final int ATTEMPTS = 16;
+
+  /** How long an ADD waits for another ADD's block claim of the same pool. */
+  private static final Duration CLAIM_WAIT = Duration.ofSeconds(30);
 
   private final Ledger ledger;
   private final AllocationStore store;
   private final Random random;
-  private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
-
-  /**
-   * Calls for one attachment are serialised (a runtime may retry an ADD while the first is still
-   * running); calls for different attachments mostly are not. Striped, so memory stays bounded.
-   */
-  private final Object[] attachmentLocks = new Object[64];
-
-  {
-    for (int i = 0; i < attachmentLocks.length; i++) {
-      attachmentLocks[i] = new Object();
-    }
-  }
-
-  private Object lockFor(Attachment attachment) {
-    return attachmentLocks[Math.floorMod(attachment.hashCode(), attachmentLocks.length)];
-  }
+  private final KeyedLocks<Attachment> attachmentLocks = new KeyedLocks<>();
+  private final Map<String, CompletableFuture<Void>> claims = new ConcurrentHashMap<>();
 
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
     this.ledger = ledger;
@@ -53,29 +51,34 @@ public final class Allocator {
   }
 
   /**
-   * Allocates one address from each pool for {@code attachment}, all or nothing: when a later pool
-   * fails, the addresses this call created in earlier pools are deleted again. An attachment that
-   * already holds an address in a pool gets the same one back.
+   * Allocates one address from each pool for {@code attachment} of {@code network}, all or nothing:
+   * when a later pool fails, the addresses this call created in earlier pools are deleted again,
+   * and blocks it claimed that stayed empty are given back. An attachment that already holds an
+   * address in a pool gets the same one back.
    */
-  public List<Lease> allocate(List<PoolView> pools, Attachment attachment, PodRef pod, String mac) {
+  public List<Lease> allocate(
+      List<PoolView> pools, Attachment attachment, PodRef pod, String network, String mac) {
     requireSynced();
-    synchronized (lockFor(attachment)) {
-      return allocateAll(pools, attachment, pod, mac);
-    }
+    return attachmentLocks.with(
+        attachment, () -> allocateAll(pools, new Request(attachment, pod, network, mac)));
   }
 
-  private List<Lease> allocateAll(
-      List<PoolView> pools, Attachment attachment, PodRef pod, String mac) {
+  /** What one ADD asks for. */
+  private record Request(Attachment attachment, PodRef pod, String network, String mac) {}
+
+  private List<Lease> allocateAll(List<PoolView> pools, Request request) {
     List<Lease> result = new ArrayList<>();
     List<Lease> createdHere = new ArrayList<>();
+    List<ClaimedBlock> claimedHere = new ArrayList<>();
     try {
       for (PoolView pool : pools) {
-        Optional<Lease> existing = ledger.leaseOf(pool.name(), attachment);
+        Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
         if (existing.isPresent()) {
+          ledger.adopted(existing.get());
           result.add(existing.get());
           continue;
         }
-        Lease lease = allocateIn(pool, attachment, pod, mac);
+        Lease lease = allocateIn(pool, request, claimedHere);
         createdHere.add(lease);
         result.add(lease);
       }
@@ -88,85 +91,178 @@ public final class Allocator {
           e.addSuppressed(undo);
         }
       }
+      for (ClaimedBlock block : claimedHere) {
+        giveBackIfEmpty(block, e);
+      }
       throw e;
     }
   }
 
-  private Lease allocateIn(PoolView pool, Attachment attachment, PodRef pod, String mac) {
-    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+  /** A block this call claimed: given back if the call fails and the block stayed empty. */
+  private record ClaimedBlock(String pool, Cidr block, String uid) {}
+
+  private Lease allocateIn(PoolView pool, Request request, List<ClaimedBlock> claimedHere) {
+    int ownAttempts = 0;
+    // Waiting on another ADD's claim is not an attempt of this one, but is bounded all the same.
+    for (int round = 0; ownAttempts < ATTEMPTS && round < ATTEMPTS * 8; round++) {
       Optional<Ledger.Pick> pick = ledger.reserveFree(pool, random);
       if (pick.isEmpty()) {
-        claimBlock(pool);
+        ownAttempts += claimBlock(pool, claimedHere) ? 1 : 0;
         continue;
       }
+      ownAttempts++;
       Lease wanted =
           new Lease(
               pool.name(),
               pick.get().ip(),
               pick.get().block(),
               ledger.node(),
-              attachment,
-              pod,
-              mac,
+              request.network(),
+              request.attachment(),
+              request.pod(),
+              request.mac(),
               null);
-      Lease created;
-      try {
-        created = store.createAddress(wanted);
-      } catch (RuntimeException e) {
-        ledger.unreserve(pool.name(), wanted.ip());
-        throw e;
-      }
+      Lease created = create(wanted);
       if (created == null) {
-        // Someone holds this name already, which this node's watch has not shown yet; the
-        // watch will bring it, so move on to another address.
-        ledger.unreserve(pool.name(), wanted.ip());
+        // Someone holds this name in that namespace already, which this node has not seen: the
+        // address stays taken until a fresh read tells by whom; try another.
+        ledger.uncertain(wanted, true);
         log.info(
-            "address {} of pool {} is taken already; trying another", wanted.ip(), pool.name());
+            "address {} of pool {} is taken in namespace {} by an object this node has not seen;"
+                + " trying another",
+            wanted.ip(),
+            pool.name(),
+            wanted.pod().namespace());
         continue;
       }
       ledger.commit(created);
       log.info(
-          "allocated {} from pool {} to {}/{} ({} {})",
+          "allocated {} from pool {} to {}/{} ({} {}, network {})",
           created.ip(),
           pool.name(),
-          pod.namespace(),
-          pod.name(),
-          attachment.containerId(),
-          attachment.ifName());
+          request.pod().namespace(),
+          request.pod().name(),
+          request.attachment().containerId(),
+          request.attachment().ifName(),
+          request.network());
       return created;
     }
     throw exhausted(pool, "no free address after " + ATTEMPTS + " attempts");
   }
 
-  /** Claims one more block of {@code pool} for this node, unless another thread just did. */
-  private void claimBlock(PoolView pool) {
+  /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */
+  private Lease create(Lease wanted) {
+    try {
+      return store.createAddress(wanted);
+    } catch (WriteOutcomeUnknownException e) {
+      ledger.uncertain(wanted, false);
+      log.warn(
+          "the create of {} for {}/{} may or may not have happened ({}); the address stays taken"
+              + " until a fresh read settles it",
+          wanted.ip(),
+          wanted.pod().namespace(),
+          wanted.pod().name(),
+          e.getMessage());
+      throw e;
+    } catch (StoreUnavailableException | RequestRejectedException e) {
+      ledger.unreserve(wanted.address());
+      throw e;
+    } catch (RuntimeException e) {
+      // Nothing says this one did not write: treat it as unknown, never as free.
+      ledger.uncertain(wanted, false);
+      throw e;
+    }
+  }
+
+  /**
+   * Claims one more block of {@code pool} for this node, unless another ADD is claiming one right
+   * now (then waits for that). Returns whether this call made a claim.
+   */
+  private boolean claimBlock(PoolView pool, List<ClaimedBlock> claimedHere) {
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    CompletableFuture<Void> running = claims.putIfAbsent(pool.name(), mine);
+    if (running != null) {
+      awaitClaim(pool, running);
+      return false;
+    }
+    try {
+      claimedHere.add(claimNewBlock(pool));
+      mine.complete(null);
+      return true;
+    } catch (RuntimeException e) {
+      mine.completeExceptionally(e);
+      throw e;
+    } finally {
+      claims.remove(pool.name(), mine);
+    }
+  }
+
+  private void awaitClaim(PoolView pool, CompletableFuture<Void> running) {
+    try {
+      running.get(CLAIM_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted while waiting for a block claim", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new StoreUnavailableException("a block claim of " + pool.name() + " failed", e);
+    } catch (TimeoutException e) {
+      throw new StoreUnavailableException("a block claim of " + pool.name() + " takes too long", e);
+    }
+  }
+
+  private ClaimedBlock claimNewBlock(PoolView pool) {
     int held = ledger.ownBlocks(pool.name()).size();
-    synchronized (claimLocks.computeIfAbsent(pool.name(), p -> new Object())) {
-      if (ledger.ownBlocks(pool.name()).size() > held) {
-        return;
-      }
-      if (pool.maxBlocksPerNode() > 0 && held >= pool.maxBlocksPerNode()) {
-        throw new AllocationException(
-            AllocationException.Reason.BLOCK_LIMIT,
-            "pool "
-                + pool.name()
-                + " has no free address in the "
-                + held
-                + " blocks node "
-                + ledger.node()
-                + " holds, and spec.maxBlocksPerNode ("
-                + pool.maxBlocksPerNode()
-                + ") allows no more");
-      }
-      for (Cidr block : ledger.unclaimedBlocks(pool, random, ATTEMPTS)) {
-        if (store.claimBlock(pool.name(), block, ledger.node())) {
-          ledger.blockSeen(pool.name(), block, ledger.node());
-          log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
-          return;
-        }
+    if (pool.maxBlocksPerNode() > 0 && held >= pool.maxBlocksPerNode()) {
+      throw new AllocationException(
+          AllocationException.Reason.BLOCK_LIMIT,
+          "pool "
+              + pool.name()
+              + " has no free address in the "
+              + held
+              + " blocks node "
+              + ledger.node()
+              + " holds, and spec.maxBlocksPerNode ("
+              + pool.maxBlocksPerNode()
+              + ") allows no more");
+    }
+    for (Cidr block : ledger.unclaimedBlocks(pool, random, ATTEMPTS)) {
+      String uid;
+      try {
+        uid = store.claimBlock(pool.name(), block, ledger.node());
+      } catch (WriteOutcomeUnknownException e) {
+        // The block may be this node's now; the node's block watch will say. Never pick it again
+        // as "unclaimed" meanwhile.
         ledger.blockSeen(pool.name(), block, null);
+        throw e;
       }
-      throw exhausted(pool, "no unclaimed block is left");
+      if (uid != null) {
+        ledger.blockSeen(pool.name(), block, ledger.node());
+        log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
+        return new ClaimedBlock(pool.name(), block, uid);
+      }
+      ledger.blockSeen(pool.name(), block, null);
+    }
+    throw exhausted(pool, "no unclaimed block is left");
+  }
+
+  private void giveBackIfEmpty(ClaimedBlock claimed, RuntimeException failure) {
+    if (!ledger.retireIfEmpty(claimed.pool(), claimed.block())) {
+      return;
+    }
+    try {
+      store.releaseBlock(claimed.pool(), claimed.block(), claimed.uid());
+      ledger.blockGone(claimed.pool(), claimed.block());
+      log.info(
+          "gave back block {} of pool {}: the ADD that claimed it failed",
+          claimed.block(),
+          claimed.pool());
+    } catch (RuntimeException e) {
+      // Still ours (or unknown): open it again; the release handshake can take it back later.
+      ledger.drain(claimed.pool(), claimed.block(), false);
+      failure.addSuppressed(e);
     }
   }
 
@@ -191,19 +287,42 @@ public final class Allocator {
 
   /**
    * Releases what {@code attachment} holds in the given pools: deletes each IPAddress (with its UID
-   * as precondition) and lets the address rest. An attachment holding nothing is a success, and an
-   * address since handed to another attachment is never touched.
+   * as precondition) and lets the address rest. Only leases of the pod named by {@code pod} (when
+   * given) are touched: a DEL that carries another pod's identity releases nothing. An attachment
+   * holding nothing is a success, and an address since handed to another attachment is never
+   * touched.
    */
-  public void release(List<String> pools, Attachment attachment) {
-    synchronized (lockFor(attachment)) {
-      for (String pool : pools) {
-        Optional<Lease> lease = ledger.leaseOf(pool, attachment);
-        if (lease.isPresent()) {
-          release(lease.get());
-        }
-      }
-    }
+  public void release(List<String> pools, Attachment attachment, Optional<PodName> pod) {
+    attachmentLocks.with(
+        attachment,
+        () -> {
+          for (String pool : pools) {
+            Optional<Lease> lease = ledger.leaseOf(pool, attachment);
+            if (lease.isEmpty()) {
+              continue;
+            }
+            if (pod.isPresent()
+                && !lease.get().pod().sameName(pod.get().namespace(), pod.get().name())) {
+              log.warn(
+                  "DEL of {} {} names pod {}/{}, but {} of pool {} is held by {}/{}; not released",
+                  attachment.containerId(),
+                  attachment.ifName(),
+                  pod.get().namespace(),
+                  pod.get().name(),
+                  lease.get().ip(),
+                  pool,
+                  lease.get().pod().namespace(),
+                  lease.get().pod().name());
+              continue;
+            }
+            release(lease.get());
+          }
+          return null;
+        });
   }
+
+  /** A pod by namespace and name, as a DEL names it. */
+  public record PodName(String namespace, String name) {}
 
   private void release(Lease lease) {
     store.deleteAddress(lease);
@@ -214,6 +333,52 @@ public final class Allocator {
         lease.pool(),
         lease.pod().namespace(),
         lease.pod().name());
+  }
+
+  /**
+   * Settles the addresses uncertain for at least {@code after}: a fresh read of each name tells
+   * whether the write happened. Absent: the address rests, then is free. Present and written by an
+   * ADD that failed: deleted, so a failed ADD leaves nothing behind (a retried ADD that found the
+   * object first has settled it already). Held by an object of someone else: recorded as that
+   * holder's. A read that fails leaves the address uncertain for the next round.
+   */
+  public void settle(Duration after) {
+    for (Ledger.Uncertain u : ledger.uncertainFor(after)) {
+      try {
+        attachmentLocks.with(u.wanted().attachment(), () -> settleOne(u));
+      } catch (RuntimeException e) {
+        log.info("cannot settle {} yet: {}", u.wanted().ip(), e.toString());
+      }
+    }
+  }
+
+  private Void settleOne(Ledger.Uncertain u) {
+    Optional<Lease> found = store.readAddress(u.wanted());
+    if (found.isEmpty()) {
+      log.info("settled {} of pool {}: no object holds it", u.wanted().ip(), u.wanted().pool());
+      ledger.settled(u);
+      return null;
+    }
+    Lease object = found.get();
+    boolean ours =
+        object.attachment().equals(u.wanted().attachment())
+            && object.pod().uid().equals(u.wanted().pod().uid());
+    if (ours) {
+      // Written by an ADD that failed, and no retry of it took the address (that would have
+      // settled it): nobody was told of this address, so it goes.
+      release(object);
+    } else {
+      ledger.leaseSeen(object);
+    }
+    log.info(
+        "settled {} of pool {}: it was held by {}/{} ({})",
+        object.ip(),
+        object.pool(),
+        object.pod().namespace(),
+        object.pod().name(),
+        ours ? "written by a failed ADD of this node, now deleted" : "not this node's write");
+    ledger.settled(u);
+    return null;
   }
 
   private void requireSynced() {

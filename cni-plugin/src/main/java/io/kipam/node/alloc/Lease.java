@@ -6,14 +6,17 @@ import io.kipam.api.net.ResourceNames;
 
 /**
  * An address held by one attachment, as this node knows it: the content of one IPAddress object.
- * {@code objectUid} is the IPAddress object's own UID (null until the API server assigned it), the
- * precondition of its deletion, so a DEL never removes an object created again under the same name.
+ * {@code network} is the CNI network (the configuration's {@code name}) the attachment belongs to.
+ * {@code objectUid} is the IPAddress object's own UID (null until the API server assigned it): with
+ * the pod's namespace it identifies the object, and it is the precondition of its deletion, so a
+ * DEL never removes an object created again under the same name.
  */
 public record Lease(
     String pool,
     IpAddress ip,
     Cidr block,
     String node,
+    String network,
     Attachment attachment,
     PodRef pod,
     String mac,
@@ -28,7 +31,16 @@ public record Lease(
     return ResourceNames.blockName(pool, block);
   }
 
+  public AddressKey address() {
+    return new AddressKey(pool, ip);
+  }
+
+  /** The object this lease was read from or written as; only for leases with an object UID. */
+  public ObjectRef object() {
+    return new ObjectRef(pod.namespace(), objectUid);
+  }
+
   public Lease withObjectUid(String uid) {
-    return new Lease(pool, ip, block, node, attachment, pod, mac, uid);
+    return new Lease(pool, ip, block, node, network, attachment, pod, mac, uid);
   }
 }

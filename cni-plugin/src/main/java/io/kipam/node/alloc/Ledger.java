@@ -5,41 +5,60 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
 import java.math.BigInteger;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One node's view of its allocations: the blocks it holds, the blocks anyone holds, the leases of
- * its attachments, the addresses reserved by allocations in flight, and when each address was last
- * released. It is fed by the node's watches (and by the allocator's own successful writes) and is
- * the only mutable state of allocation; every method holds its monitor, so a pick and its
- * reservation are atomic, while API calls happen outside it.
+ * One node's record of its allocations: the blocks it holds, the blocks anyone holds, every
+ * IPAddress object of this node (by namespace and UID), the addresses reserved by allocations in
+ * flight, the addresses whose state is uncertain, and when each address was last released. It is
+ * fed by the node's watches and by the allocator's own writes, and is the only mutable state of
+ * allocation; every method holds its monitor, so a pick and its reservation are atomic, while API
+ * calls happen outside it.
+ *
+ * <p>The rule that keeps one holder per address across namespaces: an address is free only when no
+ * object this node knows of holds it, no allocation is writing it, no write of it has an unknown
+ * outcome, and it is not resting after a release. An event about an object changes only that
+ * object's record — a replayed delete of an old holder never frees an address a new holder has.
  */
 public final class Ledger {
+
+  private static final Logger log = LoggerFactory.getLogger(Ledger.class);
 
   /** Blocks with at most this many assignable addresses are scanned for the least recently used. */
   static final BigInteger SCAN_LIMIT = BigInteger.valueOf(4096);
 
   private static final int RANDOM_PROBES = 64;
 
+  /** How long an object this node deleted is remembered, so a late watch event cannot revive it. */
+  static final Duration TOMBSTONE_TTL = Duration.ofMinutes(10);
+
   private final String node;
   private final Clock clock;
   private final Map<String, Set<Cidr>> ownBlocks = new HashMap<>();
   private final Map<String, Set<Cidr>> takenBlocks = new HashMap<>();
-  private final Set<String> drainingBlocks = new HashSet<>();
-  private final Map<String, Lease> byAddress = new HashMap<>();
-  private final Map<String, Lease> byAttachment = new HashMap<>();
-  private final Set<String> reserved = new HashSet<>();
-  private final Map<String, Instant> releasedAt = new HashMap<>();
-  private final Map<String, Instant> firstSeen = new HashMap<>();
+  private final Set<BlockKey> drainingBlocks = new HashSet<>();
+  private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
+  private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
+  private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
+  private final Map<ObjectRef, Instant> firstSeen = new HashMap<>();
+  private final Map<ObjectRef, Instant> tombstones = new LinkedHashMap<>();
+  private final Set<AddressKey> reserved = new HashSet<>();
+  private final Map<AddressKey, Uncertain> uncertain = new HashMap<>();
+  private final RestingAddresses resting = new RestingAddresses();
   private boolean synced;
   private ReleaseListener releaseListener = (pool, ip, at) -> {};
 
@@ -48,6 +67,18 @@ public final class Ledger {
   public interface ReleaseListener {
     void released(String pool, IpAddress ip, Instant at);
   }
+
+  /** A block of a pool. */
+  private record BlockKey(String pool, Cidr block) {}
+
+  /** An attachment's claim on a pool: at most one address each. */
+  private record AttachmentKey(String pool, Attachment attachment) {}
+
+  /**
+   * An address written with an unknown outcome ({@code nameTaken}: the API answered 409, so an
+   * object this node has not seen holds the name), kept taken until a fresh read settles it.
+   */
+  public record Uncertain(Lease wanted, Instant since, boolean nameTaken) {}
 
   public Ledger(String node, Clock clock) {
     this.node = node;
@@ -64,7 +95,7 @@ public final class Ledger {
 
   /** A release from before this process started, so its address still rests as it should. */
   public synchronized void restoreRelease(String pool, IpAddress ip, Instant at) {
-    releasedAt.merge(addressKey(pool, ip), at, (a, b) -> a.isAfter(b) ? a : b);
+    resting.rest(new AddressKey(pool, ip), at);
   }
 
   // ---- fed by the watches ----
@@ -79,33 +110,86 @@ public final class Ledger {
   public synchronized void blockGone(String pool, Cidr block) {
     takenBlocks.getOrDefault(pool, Set.of()).remove(block);
     ownBlocks.getOrDefault(pool, Set.of()).remove(block);
-    drainingBlocks.remove(pool + "|" + block);
+    drainingBlocks.remove(new BlockKey(pool, block));
   }
 
   /** Marks a block as being released: nothing more is allocated from it. */
   public synchronized void drain(String pool, Cidr block, boolean draining) {
     if (draining) {
-      drainingBlocks.add(pool + "|" + block);
+      drainingBlocks.add(new BlockKey(pool, block));
     } else {
-      drainingBlocks.remove(pool + "|" + block);
+      drainingBlocks.remove(new BlockKey(pool, block));
     }
   }
 
+  /**
+   * An IPAddress object exists (from a watch, a fresh read, or this node's own create). Objects
+   * this node has deleted itself are not brought back by a late event.
+   */
   public synchronized void leaseSeen(Lease lease) {
-    firstSeen.putIfAbsent(addressKey(lease.pool(), lease.ip()), clock.instant());
-    byAddress.put(addressKey(lease.pool(), lease.ip()), lease);
-    byAttachment.put(attachmentKey(lease.pool(), lease.attachment()), lease);
+    ObjectRef ref = lease.object();
+    if (tombstones.containsKey(ref)) {
+      return;
+    }
+    firstSeen.putIfAbsent(ref, clock.instant());
+    Map<ObjectRef, Lease> objects =
+        holders.computeIfAbsent(lease.address(), k -> new LinkedHashMap<>());
+    objects.put(ref, lease);
+    if (objects.size() > 1) {
+      log.error(
+          "address {} of pool {} is held by {} IPAddress objects: {}; it stays taken until all"
+              + " but one are gone",
+          lease.ip(),
+          lease.pool(),
+          objects.size(),
+          objects.keySet());
+    }
+    AttachmentKey key = new AttachmentKey(lease.pool(), lease.attachment());
+    Lease current = byAttachment.get(key);
+    if (current == null || current.object().equals(ref)) {
+      byAttachment.put(key, lease);
+    }
   }
 
-  /** An IPAddress is gone (deleted by kipam, or by the garbage collector with its pod). */
-  public synchronized void leaseGone(String pool, IpAddress ip) {
-    Lease gone = byAddress.remove(addressKey(pool, ip));
-    firstSeen.remove(addressKey(pool, ip));
-    if (gone != null) {
-      byAttachment.remove(attachmentKey(pool, gone.attachment()), gone);
-      Instant now = clock.instant();
-      releasedAt.put(addressKey(pool, ip), now);
-      releaseListener.released(pool, ip, now);
+  /**
+   * An IPAddress object exists whose content this node cannot read, but whose name tells the
+   * address: the address stays taken while it exists.
+   */
+  public synchronized void unreadableSeen(AddressKey address, ObjectRef ref) {
+    unreadable.computeIfAbsent(address, k -> new HashSet<>()).add(ref);
+  }
+
+  /**
+   * The IPAddress object {@code ref} is gone (deleted by kipam, or by the garbage collector with
+   * its pod). Only that object's record changes; an address rests once its last holder is gone.
+   */
+  public synchronized void objectGone(AddressKey address, ObjectRef ref) {
+    tombstones.remove(ref);
+    firstSeen.remove(ref);
+    Set<ObjectRef> bad = unreadable.get(address);
+    if (bad != null && bad.remove(ref) && bad.isEmpty()) {
+      unreadable.remove(address);
+    }
+    Map<ObjectRef, Lease> objects = holders.get(address);
+    Lease gone = objects == null ? null : objects.remove(ref);
+    if (gone == null) {
+      return;
+    }
+    AttachmentKey key = new AttachmentKey(gone.pool(), gone.attachment());
+    Lease current = byAttachment.get(key);
+    if (current != null && current.object().equals(ref)) {
+      byAttachment.remove(key);
+    }
+    if (objects.isEmpty()) {
+      holders.remove(address);
+      if (!uncertain.containsKey(address)) {
+        rest(address);
+      }
+    } else if (!byAttachment.containsKey(key)) {
+      objects.values().stream()
+          .filter(l -> l.attachment().equals(gone.attachment()))
+          .findFirst()
+          .ifPresent(l -> byAttachment.put(key, l));
     }
   }
 
@@ -120,24 +204,36 @@ public final class Ledger {
   // ---- used by the allocator ----
 
   public synchronized Optional<Lease> leaseOf(String pool, Attachment attachment) {
-    return Optional.ofNullable(byAttachment.get(attachmentKey(pool, attachment)));
+    return Optional.ofNullable(byAttachment.get(new AttachmentKey(pool, attachment)));
   }
 
   /**
-   * Whether this node has known {@code lease} for at least {@code age}; after a restart, ages count
-   * from the restart, which only makes garbage collection more careful.
+   * Whether this node has known {@code lease}'s object for at least {@code age}; after a restart,
+   * ages count from the restart, which only makes garbage collection more careful.
    */
-  public synchronized boolean olderThan(Lease lease, java.time.Duration age) {
-    Instant seen = firstSeen.get(addressKey(lease.pool(), lease.ip()));
+  public synchronized boolean olderThan(Lease lease, Duration age) {
+    Instant seen = firstSeen.get(lease.object());
     return seen != null && !seen.plus(age).isAfter(clock.instant());
   }
 
+  /** Every readable IPAddress object of this node. */
   public synchronized List<Lease> leases() {
-    return List.copyOf(byAddress.values());
+    List<Lease> all = new ArrayList<>();
+    holders.values().forEach(objects -> all.addAll(objects.values()));
+    return all;
   }
 
   public synchronized List<Cidr> ownBlocks(String pool) {
     return List.copyOf(ownBlocks.getOrDefault(pool, Set.of()));
+  }
+
+  /** How many of this node's blocks of {@code pool} are open for allocation (not draining). */
+  public synchronized int usableBlocks(String pool) {
+    int n = 0;
+    for (Cidr block : ownBlocks.getOrDefault(pool, Set.of())) {
+      n += drainingBlocks.contains(new BlockKey(pool, block)) ? 0 : 1;
+    }
+    return n;
   }
 
   public synchronized boolean taken(String pool, Cidr block) {
@@ -145,16 +241,17 @@ public final class Ledger {
   }
 
   /**
-   * Picks a free address in this node's blocks of {@code pool} and reserves it: not leased, not
-   * reserved, not resting after a release; the least recently released first (never released counts
-   * as longest ago). Blocks too large to scan are probed at random.
+   * Picks a free address in this node's blocks of {@code pool} and reserves it: not held, not
+   * reserved, not uncertain, not resting after a release; the least recently released first (never
+   * released counts as longest ago). Blocks too large to scan are probed at random.
    */
   public synchronized Optional<Pick> reserveFree(PoolView pool, Random random) {
+    resting.noteDelay(pool.reuseDelay());
     Instant now = clock.instant();
     Pick best = null;
     Instant bestReleased = null;
     for (Cidr block : ownBlocks.getOrDefault(pool.name(), Set.of())) {
-      if (drainingBlocks.contains(pool.name() + "|" + block)) {
+      if (drainingBlocks.contains(new BlockKey(pool.name(), block))) {
         continue;
       }
       PoolLayout layout = pool.layout();
@@ -167,11 +264,11 @@ public final class Ledger {
         continue;
       }
       for (IpAddress ip : layout.assignable(block)) {
-        String key = addressKey(pool.name(), ip);
+        AddressKey key = new AddressKey(pool.name(), ip);
         if (!isFree(key, pool, now)) {
           continue;
         }
-        Instant released = releasedAt.getOrDefault(key, Instant.EPOCH);
+        Instant released = resting.releasedAt(key);
         if (bestReleased == null || released.isBefore(bestReleased)) {
           best = new Pick(block, ip);
           bestReleased = released;
@@ -187,7 +284,7 @@ public final class Ledger {
     if (best == null) {
       return Optional.empty();
     }
-    reserved.add(addressKey(pool.name(), best.ip()));
+    reserved.add(new AddressKey(pool.name(), best.ip()));
     return Optional.of(best);
   }
 
@@ -196,35 +293,99 @@ public final class Ledger {
     for (int i = 0; i < RANDOM_PROBES; i++) {
       BigInteger index = new BigInteger(count.bitLength() + 8, random).mod(count);
       IpAddress ip = pool.layout().assignableAt(block, index);
-      if (isFree(addressKey(pool.name(), ip), pool, now)) {
+      if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
         return Optional.of(ip);
       }
     }
     return Optional.empty();
   }
 
-  private boolean isFree(String key, PoolView pool, Instant now) {
-    if (byAddress.containsKey(key) || reserved.contains(key)) {
-      return false;
-    }
-    Instant released = releasedAt.get(key);
-    return released == null || !released.plus(pool.reuseDelay()).isAfter(now);
+  private boolean isFree(AddressKey key, PoolView pool, Instant now) {
+    return !holders.containsKey(key)
+        && !reserved.contains(key)
+        && !uncertain.containsKey(key)
+        && !unreadable.containsKey(key)
+        && !resting.resting(key, pool.reuseDelay(), now);
   }
 
   /** The allocation of a reserved address is written: it becomes a lease. */
   public synchronized void commit(Lease lease) {
-    reserved.remove(addressKey(lease.pool(), lease.ip()));
+    reserved.remove(lease.address());
     leaseSeen(lease);
   }
 
-  /** The allocation of a reserved address failed: the address is free again. */
-  public synchronized void unreserve(String pool, IpAddress ip) {
-    reserved.remove(addressKey(pool, ip));
+  /** The allocation of a reserved address certainly did not happen: the address is free again. */
+  public synchronized void unreserve(AddressKey address) {
+    reserved.remove(address);
   }
 
-  /** A lease this node deleted itself; the address rests from now on. */
+  /**
+   * The write of a reserved address may have happened ({@code nameTaken}: an object this node has
+   * not seen holds its name). The address stays taken until {@link #settled} is called.
+   */
+  public synchronized void uncertain(Lease wanted, boolean nameTaken) {
+    reserved.remove(wanted.address());
+    uncertain.putIfAbsent(wanted.address(), new Uncertain(wanted, clock.instant(), nameTaken));
+  }
+
+  /** The uncertain addresses that have been uncertain for at least {@code age}. */
+  public synchronized List<Uncertain> uncertainFor(Duration age) {
+    Instant cutoff = clock.instant().minus(age);
+    List<Uncertain> due = new ArrayList<>();
+    for (Uncertain u : uncertain.values()) {
+      if (!u.since().isAfter(cutoff)) {
+        due.add(u);
+      }
+    }
+    return due;
+  }
+
+  public synchronized int uncertainCount() {
+    return uncertain.size();
+  }
+
+  /**
+   * A fresh read settled an uncertain address: whatever object holds it has been recorded with
+   * {@link #leaseSeen}; with none, the address rests like any released one.
+   */
+  public synchronized void settled(Uncertain u) {
+    if (uncertain.remove(u.wanted().address(), u) && !holders.containsKey(u.wanted().address())) {
+      rest(u.wanted().address());
+    }
+  }
+
+  /**
+   * A lease this node deleted itself: the object is forgotten (and a late watch event about it
+   * ignored), and the address rests once it has no other holder.
+   */
   public synchronized void released(Lease lease) {
-    leaseGone(lease.pool(), lease.ip());
+    ObjectRef ref = lease.object();
+    objectGone(lease.address(), ref);
+    tombstones.put(ref, clock.instant());
+    Instant horizon = clock.instant().minus(TOMBSTONE_TTL);
+    tombstones.values().removeIf(at -> at.isBefore(horizon));
+  }
+
+  /**
+   * Takes {@code block} out of use if nothing in it is held, reserved or uncertain, so it can be
+   * deleted; false when something is. {@link #blockGone} or {@link #drain}(false) ends it.
+   */
+  public synchronized boolean retireIfEmpty(String pool, Cidr block) {
+    for (AddressKey key : inUse()) {
+      if (key.pool().equals(pool) && block.contains(key.ip())) {
+        return false;
+      }
+    }
+    drainingBlocks.add(new BlockKey(pool, block));
+    return true;
+  }
+
+  private Set<AddressKey> inUse() {
+    Set<AddressKey> keys = new HashSet<>(holders.keySet());
+    keys.addAll(reserved);
+    keys.addAll(uncertain.keySet());
+    keys.addAll(unreadable.keySet());
+    return keys;
   }
 
   /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
@@ -237,7 +398,7 @@ public final class Ledger {
           candidates.add(block);
         }
       }
-      java.util.Collections.shuffle(candidates, random);
+      Collections.shuffle(candidates, random);
       return candidates.subList(0, Math.min(limit, candidates.size()));
     }
     BigInteger count = layout.blockCount();
@@ -252,14 +413,35 @@ public final class Ledger {
     return candidates;
   }
 
+  /** Sizes of the ledger's bounded records, for tests and benchmarks. */
+  public synchronized Map<String, Integer> sizes() {
+    return Map.of(
+        "holders", holders.size(),
+        "attachments", byAttachment.size(),
+        "firstSeen", firstSeen.size(),
+        "tombstones", tombstones.size(),
+        "resting", resting.size(),
+        "uncertain", uncertain.size(),
+        "reserved", reserved.size());
+  }
+
+  private void rest(AddressKey address) {
+    Instant now = clock.instant();
+    resting.rest(address, now);
+    releaseListener.released(address.pool(), address.ip(), now);
+  }
+
+  /**
+   * An ADD returned {@code lease} as its attachment's address: if its write was uncertain, that is
+   * settled now, since the runtime has been told of it.
+   */
+  public synchronized void adopted(Lease lease) {
+    Uncertain u = uncertain.get(lease.address());
+    if (u != null && u.wanted().attachment().equals(lease.attachment())) {
+      uncertain.remove(lease.address());
+    }
+  }
+
   /** A reserved address and the block it is in. */
   public record Pick(Cidr block, IpAddress ip) {}
-
-  private static String addressKey(String pool, IpAddress ip) {
-    return pool + "|" + ip;
-  }
-
-  private static String attachmentKey(String pool, Attachment a) {
-    return pool + "|" + a.containerId() + "|" + a.ifName();
-  }
 }

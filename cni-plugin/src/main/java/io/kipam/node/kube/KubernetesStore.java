@@ -20,24 +20,36 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.node.alloc.AllocationStore;
 import io.kipam.node.alloc.Lease;
+import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
-import java.io.IOException;
+import io.kipam.node.alloc.WriteOutcomeUnknownException;
+import java.net.ConnectException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * {@link AllocationStore} on the Kubernetes API: a block claim creates an IPBlock owned by its
  * pool, an allocation creates an IPAddress owned by its pod, and a release deletes the IPAddress
- * with its UID as precondition. 409 on create means "taken"; connection failures, timeouts, 429 and
- * 5xx are {@link StoreUnavailableException}s (try again later); anything else is a bug or a
- * misconfiguration and propagates as it is.
+ * with its UID as precondition. 409 on create means "taken".
+ *
+ * <p>Failures are sorted by what they say about the write: a connection that was never made, or a
+ * 429, means nothing was written ({@link StoreUnavailableException}); a timeout, a connection lost
+ * after the request went out, or a 5xx may follow a write that happened ({@link
+ * WriteOutcomeUnknownException}); 400, 404 and 422 refuse the request's content ({@link
+ * RequestRejectedException}, with the API server's reason). Anything else propagates as it is.
  */
 public final class KubernetesStore implements AllocationStore {
+
+  private static final Pattern LABEL_VALUE =
+      Pattern.compile("^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$");
 
   private final KubernetesClient client;
   private final Function<String, String> poolUid;
@@ -54,7 +66,7 @@ public final class KubernetesStore implements AllocationStore {
   }
 
   @Override
-  public boolean claimBlock(String pool, Cidr block, String node) {
+  public String claimBlock(String pool, Cidr block, String node) {
     IPBlock object = new IPBlock();
     String uid = poolUid.apply(pool);
     var meta =
@@ -79,28 +91,42 @@ public final class KubernetesStore implements AllocationStore {
     object.setSpec(new IPBlockSpec(pool, block.toString(), node));
     try {
       limiter.acquire();
-      client.resource(object).create();
-      return true;
+      return client.resource(object).create().getMetadata().getUid();
     } catch (KubernetesClientException e) {
       if (e.getCode() == 409) {
-        return false;
+        return null;
       }
-      throw translate("claim block " + object.getMetadata().getName(), e);
+      throw translate("claim block " + object.getMetadata().getName(), e, true);
     }
   }
 
   @Override
+  public void releaseBlock(String pool, Cidr block, String uid) {
+    delete(
+        "/apis/"
+            + ApiConstants.API_VERSION
+            + "/ipblocks/"
+            + encode(ResourceNames.blockName(pool, block)),
+        uid,
+        "delete IPBlock " + ResourceNames.blockName(pool, block));
+  }
+
+  @Override
   public Lease createAddress(Lease lease) {
+    Map<String, String> labels = new HashMap<>();
+    labels.put(ApiConstants.LABEL_POOL, lease.pool());
+    labels.put(ApiConstants.LABEL_NODE, lease.node());
+    labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(lease.block()));
+    if (LABEL_VALUE.matcher(lease.network()).matches()) {
+      // A CNI network name need not be a valid label value; spec.network always has it.
+      labels.put(ApiConstants.LABEL_NETWORK, lease.network());
+    }
     IPAddress object = new IPAddress();
     object.setMetadata(
         new ObjectMetaBuilder()
             .withName(lease.name())
             .withNamespace(lease.pod().namespace())
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, lease.pool(),
-                    ApiConstants.LABEL_NODE, lease.node(),
-                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(lease.block())))
+            .withLabels(labels)
             .withOwnerReferences(
                 new OwnerReferenceBuilder()
                     .withApiVersion("v1")
@@ -115,6 +141,7 @@ public final class KubernetesStore implements AllocationStore {
     spec.setPool(lease.pool());
     spec.setBlock(lease.blockName());
     spec.setNode(lease.node());
+    spec.setNetwork(lease.network());
     spec.setPod(new PodReference(lease.pod().name(), lease.pod().uid()));
     spec.setContainerID(lease.attachment().containerId());
     spec.setInterfaceName(lease.attachment().ifName());
@@ -128,24 +155,49 @@ public final class KubernetesStore implements AllocationStore {
       if (e.getCode() == 409) {
         return null;
       }
-      throw translate("create IPAddress " + lease.pod().namespace() + "/" + lease.name(), e);
+      throw translate("create IPAddress " + lease.pod().namespace() + "/" + lease.name(), e, true);
+    }
+  }
+
+  @Override
+  public Optional<Lease> readAddress(Lease lease) {
+    try {
+      // A GET without resourceVersion is served from etcd with a quorum read, never a cache.
+      IPAddress found =
+          client
+              .resources(IPAddress.class)
+              .inNamespace(lease.pod().namespace())
+              .withName(lease.name())
+              .get();
+      return Optional.ofNullable(found).map(Leases::from);
+    } catch (KubernetesClientException e) {
+      throw translate("read IPAddress " + lease.pod().namespace() + "/" + lease.name(), e, false);
     }
   }
 
   @Override
   public void deleteAddress(Lease lease) {
-    // fabric8 offers a resourceVersion precondition on delete but not a UID one, and the UID is
-    // what tells "the object this lease created" from "an object of the same name made since".
-    DeleteOptions options = new DeleteOptions();
-    options.setPreconditions(new Preconditions(null, lease.objectUid()));
-    String url =
-        client.getMasterUrl().toString().replaceAll("/$", "")
-            + "/apis/"
+    delete(
+        "/apis/"
             + ApiConstants.API_VERSION
             + "/namespaces/"
             + encode(lease.pod().namespace())
             + "/ipaddresses/"
-            + encode(lease.name());
+            + encode(lease.name()),
+        lease.objectUid(),
+        "delete IPAddress " + lease.pod().namespace() + "/" + lease.name());
+  }
+
+  /**
+   * A delete with a UID precondition. fabric8 offers a resourceVersion precondition on delete but
+   * not a UID one, and the UID is what tells "the object this node created" from "an object of the
+   * same name made since". 404 (gone already) and 409 (the name is another object's now, not ours
+   * to delete) are success.
+   */
+  private void delete(String path, String uid, String what) {
+    DeleteOptions options = new DeleteOptions();
+    options.setPreconditions(new Preconditions(null, uid));
+    String url = client.getMasterUrl().toString().replaceAll("/$", "") + path;
     HttpRequest request =
         client
             .getHttpClient()
@@ -163,17 +215,14 @@ public final class KubernetesStore implements AllocationStore {
               .get(client.getConfiguration().getRequestTimeout(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted while deleting " + lease.name(), e);
+      throw new StoreUnavailableException("interrupted: cannot " + what, e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new StoreUnavailableException(
-          "cannot reach the API server to delete IPAddress " + lease.name(), e);
+      throw new StoreUnavailableException("cannot reach the API server to " + what, e);
     }
     int code = response.code();
-    // 404: gone already. 409: the name now belongs to another object, which is not ours to delete.
     if (code / 100 == 2 || code == 404 || code == 409) {
       return;
     }
-    String what = "delete IPAddress " + lease.pod().namespace() + "/" + lease.name();
     if (code == 429 || code >= 500) {
       throw new StoreUnavailableException(what + ": HTTP " + code, null);
     }
@@ -184,9 +233,18 @@ public final class KubernetesStore implements AllocationStore {
     return URLEncoder.encode(s, StandardCharsets.UTF_8);
   }
 
-  static RuntimeException translate(String what, KubernetesClientException e) {
+  /**
+   * Sorts a failure by what it says about the request. For reads and deletes an unknown outcome is
+   * simply "try again"; for creates it must be told apart.
+   */
+  static RuntimeException translate(String what, KubernetesClientException e, boolean create) {
     int code = e.getCode();
-    if (code == 0 || code == 429 || code >= 500 || e.getCause() instanceof IOException) {
+    if (code == 400 || code == 404 || code == 422) {
+      String reason = e.getStatus() == null ? e.getMessage() : e.getStatus().getMessage();
+      return new RequestRejectedException(
+          code, "the API server refused to " + what + ": " + reason);
+    }
+    if (code == 429 || (code == 0 && neverConnected(e))) {
       return new StoreUnavailableException(
           "cannot "
               + what
@@ -195,6 +253,22 @@ public final class KubernetesStore implements AllocationStore {
               + ")",
           e);
     }
+    if (code == 0 || code >= 500) {
+      String message =
+          "cannot " + what + ": no answer from the API server (" + e.getMessage() + ")";
+      return create
+          ? new WriteOutcomeUnknownException(message, e)
+          : new StoreUnavailableException(message, e);
+    }
     return e;
+  }
+
+  private static boolean neverConnected(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof ConnectException) {
+        return true;
+      }
+    }
+    return false;
   }
 }

@@ -1,28 +1,26 @@
 package io.kipam.node.kube;
 
-import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ExceptionHandler;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.PoolLayout;
-import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.node.alloc.Attachment;
-import io.kipam.node.alloc.Lease;
+import io.kipam.node.alloc.AddressKey;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
 import io.kipam.node.alloc.StoreUnavailableException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,24 +32,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node daemon's watches, feeding its {@link Ledger}: IPPools, IPBlocks, the IPAddresses of this
- * node (label {@code kipam.io/node}) and the Pods bound to it (field {@code spec.nodeName}). The
- * ledger is marked synced only once every watch has listed its objects, so nothing is handed out
- * before the node's own allocations are known.
+ * The node daemon's watches, feeding its {@link Ledger}: IPPools, this node's Node object, the
+ * IPBlocks of this node and of the pools it uses, the IPAddresses of this node (label {@code
+ * kipam.io/node}) and the Pods bound to it (field {@code spec.nodeName}). The ledger is marked
+ * synced only once every watch has listed its objects, so nothing is handed out before the node's
+ * own allocations are known; {@link #healthy} is true only while every watch is running.
  */
 public final class NodeWatch implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(NodeWatch.class);
 
+  /** Annotation of a mirror pod: the UID the kubelet gave the static pod it mirrors. */
+  static final String MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+  private static final Duration NAMESPACE_LABELS_TTL = Duration.ofSeconds(10);
+
   private final KubernetesClient client;
   private final String node;
   private final Ledger ledger;
+  private final PoolPolicy policy = new PoolPolicy();
   private final List<SharedIndexInformer<?>> informers =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Map<String, CompletableFuture<Void>> poolBlocks = new ConcurrentHashMap<>();
-  private final Map<String, CachedView> views = new ConcurrentHashMap<>();
+  private final Map<String, CachedLabels> namespaceLabels = new ConcurrentHashMap<>();
   private SharedIndexInformer<IPPool> pools;
   private SharedIndexInformer<Pod> pods;
+  private SharedIndexInformer<Node> self;
 
   public NodeWatch(KubernetesClient client, String node, Ledger ledger) {
     this.client = client;
@@ -59,9 +65,14 @@ public final class NodeWatch implements AutoCloseable {
     this.ledger = ledger;
   }
 
-  /** Starts every watch and waits until each has listed its objects, then marks the ledger. */
-  public void start(Duration timeout) throws Exception {
+  /**
+   * Starts every watch and waits, however long it takes, until each has listed its objects, then
+   * marks the ledger synced. While the API server cannot be reached it says so in the log every
+   * {@code reportEvery}.
+   */
+  public void start(Duration reportEvery) throws InterruptedException {
     pools = client.resources(IPPool.class).runnableInformer(0);
+    self = client.nodes().withName(node).runnableInformer(0);
     SharedIndexInformer<IPBlock> blocks =
         client
             .resources(IPBlock.class)
@@ -76,19 +87,50 @@ public final class NodeWatch implements AutoCloseable {
             .runnableInformer(0);
     addresses.addEventHandler(handler(this::addressSeen, this::addressGone));
     pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0);
-    informers.addAll(List.of(pools, blocks, addresses, pods));
+    informers.addAll(List.of(pools, self, blocks, addresses, pods));
     List<CompletableFuture<?>> started = new ArrayList<>();
     for (SharedIndexInformer<?> informer : informers) {
       started.add(informer.exceptionHandler(NodeWatch::keepTrying).start().toCompletableFuture());
     }
-    CompletableFuture.allOf(started.toArray(CompletableFuture[]::new))
-        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    CompletableFuture<Void> all =
+        CompletableFuture.allOf(started.toArray(CompletableFuture[]::new));
+    Instant since = Instant.now();
+    while (true) {
+      try {
+        all.get(reportEvery.toMillis(), TimeUnit.MILLISECONDS);
+        break;
+      } catch (java.util.concurrent.TimeoutException e) {
+        log.warn(
+            "still waiting for the API server at {} to list this node's allocations ({}s so far);"
+                + " nothing is allocated until it has",
+            client.getMasterUrl(),
+            Duration.between(since, Instant.now()).toSeconds());
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException("a watch of kipam-node stopped before it synced", e);
+      }
+    }
     ledger.markSynced();
     log.info(
         "synced for node {}: {} addresses, {} blocks of this node",
         node,
         ledger.leases().size(),
         blocks.getStore().list().size());
+  }
+
+  /**
+   * Whether every watch is running and connected: while one is not, this node's record may miss
+   * changes, so it neither reports ready nor hands out addresses.
+   */
+  public boolean healthy() {
+    if (informers.isEmpty()) {
+      return false;
+    }
+    for (SharedIndexInformer<?> informer : informers) {
+      if (!informer.isRunning() || !informer.isWatching()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -125,69 +167,49 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /**
-   * The pool named {@code name} if daemons may allocate from it: kipam-operator has marked it Ready
-   * for its current generation and it is not being deleted.
+   * The pool named {@code name} if this node may allocate from it for a pod of {@code namespace}
+   * (see {@link PoolPolicy}).
    */
-  public PoolView pool(String name) throws PoolNotUsableException {
+  public PoolView pool(String name, String namespace) throws PoolNotUsableException {
     IPPool pool = pools.getStore().getByKey(name);
     if (pool == null) {
       throw new PoolNotUsableException("IPPool " + name + " does not exist");
     }
-    if (pool.getMetadata().getDeletionTimestamp() != null) {
-      throw new PoolNotUsableException("IPPool " + name + " is being deleted");
-    }
-    Condition ready =
-        pool.getStatus() == null
-            ? null
-            : pool.getStatus().getConditions().stream()
-                .filter(c -> "Ready".equals(c.getType()))
-                .findFirst()
-                .orElse(null);
-    if (ready == null
-        || !"True".equals(ready.getStatus())
-        || !pool.getMetadata().getGeneration().equals(pool.getStatus().getObservedGeneration())) {
-      throw new PoolNotUsableException(
-          "IPPool "
-              + name
-              + " is not Ready"
-              + (ready == null ? "" : " (" + ready.getReason() + ": " + ready.getMessage() + ")")
-              + "; kipam-operator marks a pool Ready once it has checked it");
-    }
+    Node me = self.getStore().getByKey(node);
+    Map<String, String> nodeLabels =
+        me == null || me.getMetadata().getLabels() == null
+            ? Map.of()
+            : me.getMetadata().getLabels();
+    PoolView view = policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
     watchBlocksOf(name);
-    long generation = pool.getMetadata().getGeneration();
-    CachedView cached = views.get(name);
-    if (cached != null && cached.generation() == generation) {
-      return cached.view();
-    }
-    PoolView view = view(pool);
-    views.put(name, new CachedView(generation, view));
     return view;
   }
 
-  /** A pool's geometry, parsed once per spec generation rather than on every ADD. */
-  private record CachedView(long generation, PoolView view) {}
-
-  private static PoolView view(IPPool pool) throws PoolNotUsableException {
-    String name = pool.getMetadata().getName();
-    IPPoolSpec spec = pool.getSpec();
-    PoolLayout layout;
-    try {
-      layout =
-          PoolLayout.builder()
-              .cidr(spec.getCidr())
-              .rangeStart(spec.getRangeStart())
-              .rangeEnd(spec.getRangeEnd())
-              .exclude(spec.getExclude() == null ? List.of() : spec.getExclude())
-              .gateway(spec.getGateway())
-              .blockSize(spec.getBlockSize())
-              .build();
-    } catch (IllegalArgumentException e) {
-      throw new PoolNotUsableException("IPPool " + name + " is invalid: " + e.getMessage());
+  /** Labels of a namespace, read from the API and kept for a few seconds. */
+  private Map<String, String> namespaceLabels(String namespace) {
+    CachedLabels cached = namespaceLabels.get(namespace);
+    if (cached != null && cached.until().isAfter(Instant.now())) {
+      return cached.labels();
     }
-    int reuseDelay = spec.getReuseDelaySeconds() == null ? 30 : spec.getReuseDelaySeconds();
-    int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    return new PoolView(name, layout, Duration.ofSeconds(reuseDelay), maxBlocks);
+    Namespace ns;
+    try {
+      ns = client.namespaces().withName(namespace).get();
+    } catch (KubernetesClientException e) {
+      throw new StoreUnavailableException("cannot read namespace " + namespace, e);
+    }
+    Map<String, String> labels =
+        ns == null || ns.getMetadata().getLabels() == null
+            ? Map.of()
+            : ns.getMetadata().getLabels();
+    if (namespaceLabels.size() > 10_000) {
+      namespaceLabels.clear();
+    }
+    namespaceLabels.put(
+        namespace, new CachedLabels(labels, Instant.now().plus(NAMESPACE_LABELS_TTL)));
+    return labels;
   }
+
+  private record CachedLabels(Map<String, String> labels, Instant until) {}
 
   /** The IPPool object itself, for what the CNI result reports (gateway, routes, DNS). */
   public IPPool poolObject(String name) {
@@ -199,10 +221,60 @@ public final class NodeWatch implements AutoCloseable {
     return pool == null ? null : pool.getMetadata().getUid();
   }
 
-  /** The UID of a pod on this node, from the watch, when the runtime did not pass K8S_POD_UID. */
-  public Optional<String> podUid(String namespace, String name) {
+  /**
+   * The Pod that will own an address for {@code namespace/name}: a Pod bound to this node whose UID
+   * is {@code runtimeUid} (when the runtime passed one) or, for a static pod, the mirror Pod whose
+   * {@code kubernetes.io/config.mirror} annotation is that UID. Read from the node's pod watch, and
+   * straight from the API when the watch has not shown it yet.
+   */
+  public PodRef owner(String namespace, String name, Optional<String> runtimeUid)
+      throws PodNotOnNodeException {
     Pod pod = pods.getStore().getByKey(namespace + "/" + name);
-    return Optional.ofNullable(pod).map(p -> p.getMetadata().getUid());
+    if (pod == null || !owns(pod, runtimeUid)) {
+      try {
+        pod = client.pods().inNamespace(namespace).withName(name).get();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 404 && e.getCode() != 403) {
+          throw new StoreUnavailableException("cannot read pod " + namespace + "/" + name, e);
+        }
+        pod = null;
+      }
+    }
+    if (pod == null) {
+      throw new PodNotOnNodeException("pod " + namespace + "/" + name + " does not exist");
+    }
+    if (!node.equals(pod.getSpec().getNodeName())) {
+      throw new PodNotOnNodeException(
+          "pod "
+              + namespace
+              + "/"
+              + name
+              + " is bound to node "
+              + pod.getSpec().getNodeName()
+              + ", not to "
+              + node);
+    }
+    if (!owns(pod, runtimeUid)) {
+      throw new PodNotOnNodeException(
+          "pod "
+              + namespace
+              + "/"
+              + name
+              + " has UID "
+              + pod.getMetadata().getUid()
+              + ", not the K8S_POD_UID "
+              + runtimeUid.orElse("")
+              + " the runtime passed (nor is it a mirror pod of that UID)");
+    }
+    return new PodRef(namespace, name, pod.getMetadata().getUid());
+  }
+
+  private static boolean owns(Pod pod, Optional<String> runtimeUid) {
+    if (runtimeUid.isEmpty() || runtimeUid.get().equals(pod.getMetadata().getUid())) {
+      return true;
+    }
+    Map<String, String> annotations = pod.getMetadata().getAnnotations();
+    return annotations != null && runtimeUid.get().equals(annotations.get(MIRROR_ANNOTATION));
   }
 
   private void blockSeen(IPBlock block) {
@@ -222,26 +294,35 @@ public final class NodeWatch implements AutoCloseable {
     ledger.blockGone(block.getSpec().getPool(), Cidr.parse(block.getSpec().getCidr()));
   }
 
+  /**
+   * An object whose content cannot be read still holds the address its name encodes; only an object
+   * that tells no address at all is left out, loudly.
+   */
   private void addressSeen(IPAddress address) {
-    ledger.leaseSeen(lease(address));
+    try {
+      ledger.leaseSeen(Leases.from(address));
+    } catch (RuntimeException unreadable) {
+      Optional<AddressKey> key = Leases.address(address);
+      if (key.isPresent()) {
+        ledger.unreadableSeen(key.get(), Leases.object(address));
+        log.warn(
+            "IPAddress {}/{} cannot be read ({}); its address {} stays taken while it exists",
+            address.getMetadata().getNamespace(),
+            address.getMetadata().getName(),
+            unreadable.toString(),
+            key.get().ip());
+      } else {
+        log.error(
+            "IPAddress {}/{} names no address kipam can read ({}); it is ignored",
+            address.getMetadata().getNamespace(),
+            address.getMetadata().getName(),
+            unreadable.toString());
+      }
+    }
   }
 
   private void addressGone(IPAddress address) {
-    ledger.leaseGone(address.getSpec().getPool(), IpAddress.parse(address.getSpec().getIp()));
-  }
-
-  static Lease lease(IPAddress address) {
-    var spec = address.getSpec();
-    return new Lease(
-        spec.getPool(),
-        IpAddress.parse(spec.getIp()),
-        ResourceNames.parseBlockName(spec.getBlock()).cidr(),
-        spec.getNode(),
-        new Attachment(spec.getContainerID(), spec.getInterfaceName()),
-        new PodRef(
-            address.getMetadata().getNamespace(), spec.getPod().getName(), spec.getPod().getUid()),
-        spec.getMac(),
-        address.getMetadata().getUid());
+    Leases.address(address).ifPresent(key -> ledger.objectGone(key, Leases.object(address)));
   }
 
   private static <T> ResourceEventHandler<T> handler(
@@ -265,15 +346,16 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /**
-   * An unreachable API server must not end a watch, not even before its first list: the daemon
-   * waits for the API rather than stay up forever unsynced. Only objects that cannot be read are
-   * not worth another try.
+   * No failure ends a watch, not even before its first list or on an object that cannot be decoded:
+   * the watch keeps trying (and {@link #healthy} is false while it does), so the daemon neither
+   * stays up unsynced for good nor serves from a record that has stopped following the API.
    */
   private static boolean keepTrying(boolean started, Throwable t) {
     if (ExceptionHandler.isDeserializationException(t)) {
-      return false;
+      log.error("a watch received an object it cannot decode ({}); retrying", t.toString());
+    } else {
+      log.warn("watch failed ({}); trying again", t.toString());
     }
-    log.warn("watch failed ({}); trying again", t.toString());
     return true;
   }
 
@@ -294,6 +376,13 @@ public final class NodeWatch implements AutoCloseable {
   /** The pool cannot be allocated from; the message says why and what to do. */
   public static final class PoolNotUsableException extends Exception {
     public PoolNotUsableException(String message) {
+      super(message);
+    }
+  }
+
+  /** No Pod with the runtime's identity is bound to this node (yet); retrying may help. */
+  public static final class PodNotOnNodeException extends Exception {
+    public PodNotOnNodeException(String message) {
       super(message);
     }
   }

@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -51,13 +52,23 @@ class AllocatorTest {
     return new Attachment("container-" + i, "eth0");
   }
 
+  /**
+   * Pods are spread over three namespaces: an IPAddress name is unique only within a namespace, so
+   * in one namespace a 409 would hide every bug that gives an address to two pods.
+   */
   private static PodRef pod(int i) {
-    return new PodRef("ns", "pod-" + i, "uid-" + i);
+    return new PodRef("q" + Math.floorMod(i, 3), "pod-" + i, "uid-" + i);
   }
 
   private Lease add(PoolView pool, int i) {
-    return allocator.allocate(List.of(pool), attachment(i), pod(i), null).get(0);
+    return allocator.allocate(List.of(pool), attachment(i), pod(i), NETWORK, null).get(0);
   }
+
+  private void del(String pool, int i) {
+    allocator.release(List.of(pool), attachment(i), Optional.empty());
+  }
+
+  private static final String NETWORK = "net-a";
 
   @Test
   void firstAllocationClaimsABlockAndTakesAnAddressInIt() {
@@ -109,7 +120,7 @@ class AllocatorTest {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 30);
     Lease a = add(pool, 1);
     Lease b = add(pool, 2);
-    allocator.release(List.of("p4"), attachment(1));
+    del("p4", 1);
 
     assertThatThrownBy(() -> add(pool, 3))
         .isInstanceOfSatisfying(
@@ -127,9 +138,9 @@ class AllocatorTest {
     for (int i = 0; i < 6; i++) {
       leases.add(add(pool, i));
     }
-    allocator.release(List.of("p4"), attachment(4));
+    del("p4", 4);
     clock.advance(Duration.ofSeconds(1));
-    allocator.release(List.of("p4"), attachment(2));
+    del("p4", 2);
 
     assertThat(add(pool, 10).ip()).isEqualTo(leases.get(4).ip());
     assertThat(add(pool, 11).ip()).isEqualTo(leases.get(2).ip());
@@ -140,9 +151,9 @@ class AllocatorTest {
     PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
     add(pool, 1);
 
-    allocator.release(List.of("p4"), attachment(99));
-    allocator.release(List.of("p4"), attachment(1));
-    allocator.release(List.of("p4"), attachment(1));
+    del("p4", 99);
+    del("p4", 1);
+    del("p4", 1);
 
     assertThat(store.addresses).isEmpty();
   }
@@ -152,11 +163,11 @@ class AllocatorTest {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
     Lease first = add(pool, 1);
     add(pool, 2);
-    allocator.release(List.of("p4"), attachment(1));
+    del("p4", 1);
     Lease reissued = add(pool, 3);
     assertThat(reissued.ip()).isEqualTo(first.ip());
 
-    allocator.release(List.of("p4"), attachment(1));
+    del("p4", 1);
 
     assertThat(store.addresses.values()).extracting(Lease::attachment).contains(attachment(3));
   }
@@ -165,12 +176,13 @@ class AllocatorTest {
   void dualStackIsAllOrNothing() {
     PoolView v4 = pool("p4", "10.0.0.0/24", 28, 0);
     PoolView v6 = pool("p6", "fd00::/126", 126, 0);
-    allocator.allocate(List.of(v4, v6), attachment(1), pod(1), null);
-    allocator.allocate(List.of(v4, v6), attachment(2), pod(2), null);
-    allocator.allocate(List.of(v6), attachment(3), pod(3), null);
+    allocator.allocate(List.of(v4, v6), attachment(1), pod(1), NETWORK, null);
+    allocator.allocate(List.of(v4, v6), attachment(2), pod(2), NETWORK, null);
+    allocator.allocate(List.of(v6), attachment(3), pod(3), NETWORK, null);
     int before = store.addresses.size();
 
-    assertThatThrownBy(() -> allocator.allocate(List.of(v4, v6), attachment(5), pod(5), null))
+    assertThatThrownBy(
+            () -> allocator.allocate(List.of(v4, v6), attachment(5), pod(5), NETWORK, null))
         .isInstanceOf(AllocationException.class)
         .hasMessageContaining("pool p6 is exhausted");
     assertThat(store.addresses).hasSize(before);
@@ -198,7 +210,11 @@ class AllocatorTest {
     assertThatThrownBy(
             () ->
                 notReady.allocate(
-                    List.of(pool("p4", "10.0.0.0/24", 28, 0)), attachment(1), pod(1), null))
+                    List.of(pool("p4", "10.0.0.0/24", 28, 0)),
+                    attachment(1),
+                    pod(1),
+                    NETWORK,
+                    null))
         .isInstanceOfSatisfying(
             AllocationException.class,
             e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.NOT_READY));
@@ -233,7 +249,7 @@ class AllocatorTest {
       ips.add(add(pool, i).ip());
       ips.add(
           otherAllocator
-              .allocate(List.of(pool), attachment(100 + i), pod(100 + i), null)
+              .allocate(List.of(pool), attachment(100 + i), pod(100 + i), NETWORK, null)
               .get(0)
               .ip());
     }
@@ -267,7 +283,7 @@ class AllocatorTest {
                   if (ThreadLocalRandom.current().nextBoolean()) {
                     add(pool, id);
                   } else {
-                    allocator.release(List.of("p4"), attachment(id));
+                    del("p4", id);
                   }
                 }
               }));
@@ -294,6 +310,202 @@ class AllocatorTest {
 
     assertThat(ips).hasSize(1);
     assertThat(store.addresses).hasSize(1);
+  }
+
+  @Test
+  void replayedDeleteOfAnOldHolderNeverFreesTheNewHoldersAddress() {
+    PoolView pool = pool("p4", "10.0.0.4/32", 32, 0);
+    // H (namespace q0) holds the pool's first address, releases it, and N (q1) gets it.
+    Lease h = add(pool, 0);
+    del("p4", 0);
+    Lease n = add(pool, 1);
+    assertThat(n.ip()).isEqualTo(h.ip());
+    assertThat(n.pod().namespace()).isNotEqualTo(h.pod().namespace());
+
+    // A reconnecting watch replays the delete of H's object.
+    ledger.objectGone(h.address(), h.object());
+
+    assertThat(ledger.leaseOf("p4", attachment(1))).contains(n);
+    assertThatThrownBy(() -> add(pool, 2)).isInstanceOf(AllocationException.class);
+    del("p4", 1);
+    assertThat(store.addresses).isEmpty();
+    assertThat(add(pool, 2).ip()).isEqualTo(n.ip());
+  }
+
+  @Test
+  void lateWatchEventOfAnObjectThisNodeDeletedDoesNotReviveIt() {
+    PoolView pool = pool("p4", "10.0.0.4/32", 32, 0);
+    Lease h = add(pool, 0);
+    del("p4", 0);
+
+    ledger.leaseSeen(h);
+
+    assertThat(ledger.leaseOf("p4", attachment(0))).isEmpty();
+    assertThat(add(pool, 3).ip()).isEqualTo(h.ip());
+  }
+
+  @Test
+  void aNameTakenInTheSameNamespaceMovesToAnotherAddressAndKeepsItTaken() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    Lease first = add(pool, 0);
+    // Every other address of the block is held in namespace q1 by objects this node never saw.
+    List<Lease> foreign = new ArrayList<>();
+    for (IpAddress ip : pool.layout().assignable(first.block())) {
+      if (!ip.equals(first.ip()) && foreign.size() < 4) {
+        foreign.add(
+            store.foreign(
+                new Lease(
+                    "p4",
+                    ip,
+                    first.block(),
+                    "node-a",
+                    NETWORK,
+                    new Attachment("other-" + ip, "eth0"),
+                    new PodRef("q1", "other", "uid-x"),
+                    null,
+                    null)));
+      }
+    }
+
+    Lease mine = add(pool, 1);
+
+    assertThat(foreign).extracting(Lease::ip).doesNotContain(mine.ip());
+    // The foreign objects are settled by a fresh read: recorded as theirs, never handed out.
+    allocator.settle(Duration.ZERO);
+    assertThat(ledger.sizes().get("uncertain")).isZero();
+    assertThat(ledger.leases())
+        .extracting(Lease::ip)
+        .containsAll(
+            foreign.stream().filter(f -> !f.ip().equals(mine.ip())).map(Lease::ip).toList());
+  }
+
+  @Test
+  void aWriteWithUnknownOutcomeKeepsItsAddressTakenInEveryNamespaceUntilSettled() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
+    store.lostAnswers = 1.0;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostAnswers = 0;
+    Lease written = store.addresses.values().iterator().next();
+
+    // Pods of the other two namespaces get the other address, never the uncertain one.
+    Lease other = add(pool, 1);
+    assertThat(other.ip()).isNotEqualTo(written.ip());
+    assertThatThrownBy(() -> add(pool, 2)).isInstanceOf(AllocationException.class);
+
+    // The fresh read finds the object of the failed ADD and deletes it: nothing is left behind.
+    allocator.settle(Duration.ZERO);
+    assertThat(store.addresses.values()).containsOnly(other);
+    assertThat(add(pool, 2).ip()).isEqualTo(written.ip());
+  }
+
+  @Test
+  void aRetriedAddAdoptsTheObjectItsLostAnswerCreated() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
+    store.lostAnswers = 1.0;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostAnswers = 0;
+    Lease written = store.addresses.values().iterator().next();
+    ledger.leaseSeen(written); // the node's watch delivers the object
+
+    assertThat(add(pool, 0)).isEqualTo(written);
+    allocator.settle(Duration.ZERO);
+
+    assertThat(store.addresses.values()).containsOnly(written);
+    assertThat(ledger.sizes().get("uncertain")).isZero();
+  }
+
+  @Test
+  void anUnsettledAddressStaysTakenWhileTheApiCannotBeRead() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
+    store.lostAnswers = 1.0;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostAnswers = 0;
+    Lease written = store.addresses.values().iterator().next();
+    store.failWrites = true;
+
+    allocator.settle(Duration.ZERO);
+
+    store.failWrites = false;
+    assertThat(ledger.sizes().get("uncertain")).isOne();
+    assertThat(add(pool, 1).ip()).isNotEqualTo(written.ip());
+    allocator.settle(Duration.ZERO);
+  }
+
+  @Test
+  void aDelCarryingAnotherPodsIdentityReleasesNothing() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
+    Lease b = add(pool, 1);
+
+    allocator.release(List.of("p4"), attachment(1), Optional.of(new Allocator.PodName("q0", "a")));
+    assertThat(store.addresses.values()).containsOnly(b);
+
+    allocator.release(
+        List.of("p4"),
+        attachment(1),
+        Optional.of(new Allocator.PodName(b.pod().namespace(), b.pod().name())));
+    assertThat(store.addresses).isEmpty();
+  }
+
+  @Test
+  void anAddTheApiRefusesLeavesNoBlockClaimedForIt() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 32, 0);
+    store.rejectCreates = true;
+
+    assertThatThrownBy(() -> add(pool, 1)).isInstanceOf(RequestRejectedException.class);
+
+    assertThat(store.blocks).isEmpty();
+    assertThat(ledger.ownBlocks("p4")).isEmpty();
+    store.rejectCreates = false;
+    add(pool, 1);
+    assertThat(store.blocks).hasSize(1);
+  }
+
+  @Test
+  void churnWithLostAnswersAcrossNamespacesNeverSharesAnAddress() throws Exception {
+    Ledger other = new Ledger("node-b", clock);
+    other.markSynced();
+    ledgers.add(other);
+    Allocator otherAllocator = new Allocator(other, store, new Random(9));
+    PoolView pool = pool("p4", "10.0.0.0/26", 29, 0);
+    store.lostAnswers = 0.2;
+    ExecutorService threads = Executors.newFixedThreadPool(16);
+    List<Future<?>> work = new ArrayList<>();
+    for (int t = 0; t < 16; t++) {
+      Allocator mine = t % 2 == 0 ? allocator : otherAllocator;
+      int base = t * 1000;
+      work.add(
+          threads.submit(
+              () -> {
+                for (int i = 0; i < 200; i++) {
+                  int id = base + ThreadLocalRandom.current().nextInt(6);
+                  try {
+                    if (ThreadLocalRandom.current().nextBoolean()) {
+                      mine.allocate(List.of(pool), attachment(id), pod(id), NETWORK, null);
+                    } else {
+                      mine.release(List.of("p4"), attachment(id), Optional.empty());
+                    }
+                  } catch (WriteOutcomeUnknownException | AllocationException expected) {
+                    // retried by the runtime in real life; here the next operation goes on
+                  }
+                  if (i % 20 == 0) {
+                    mine.settle(Duration.ZERO);
+                  }
+                }
+              }));
+    }
+    for (Future<?> f : work) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    threads.shutdown();
+    store.lostAnswers = 0;
+    allocator.settle(Duration.ZERO);
+    otherAllocator.settle(Duration.ZERO);
+
+    assertThat(store.answersLost.get()).as("answers were lost").isPositive();
+    assertThat(store.addresses.values())
+        .extracting(l -> l.pod().namespace())
+        .as("pods in three namespaces")
+        .containsAnyOf("q0", "q1", "q2");
   }
 
   /** A clock tests move by hand. */

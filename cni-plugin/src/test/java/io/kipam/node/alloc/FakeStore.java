@@ -3,34 +3,72 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.ResourceNames;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An in-memory {@link AllocationStore} with the API server's rules that matter here: a create of a
- * taken name fails, a delete with a stale UID does not delete. Several ledgers may share one, as
- * several nodes share one API server. {@link #failWrites} makes writes fail as an unreachable API
- * server would.
+ * name taken <em>in that namespace</em> fails (the same name in another namespace does not
+ * collide), a delete with a stale UID does not delete. Several ledgers may share one, as several
+ * nodes share one API server. Faults: {@link #failWrites} fails writes before they happen, as an
+ * unreachable API server does; {@link #lostAnswers} makes that share of creates happen and then
+ * throw, as a timeout or a connection reset after the request was sent does; {@link #rejectCreates}
+ * refuses creates as the API does for content it will not take.
  */
 final class FakeStore implements AllocationStore {
 
-  final Map<String, String> blocks = new ConcurrentHashMap<>();
+  /** A stored IPBlock. */
+  record Block(String node, String uid) {}
+
+  final Map<String, Block> blocks = new ConcurrentHashMap<>();
   final Map<String, Lease> addresses = new ConcurrentHashMap<>();
   final AtomicInteger writes = new AtomicInteger();
+  final AtomicInteger answersLost = new AtomicInteger();
   volatile boolean failWrites;
+  volatile boolean rejectCreates;
+  volatile double lostAnswers;
+  private final Random random = new Random(11);
 
   @Override
-  public boolean claimBlock(String pool, Cidr block, String node) {
+  public String claimBlock(String pool, Cidr block, String node) {
     maybeFail();
-    return blocks.putIfAbsent(ResourceNames.blockName(pool, block), node) == null;
+    String uid = UUID.randomUUID().toString();
+    return blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) == null
+        ? uid
+        : null;
+  }
+
+  @Override
+  public void releaseBlock(String pool, Cidr block, String uid) {
+    maybeFail();
+    blocks.computeIfPresent(
+        ResourceNames.blockName(pool, block), (k, b) -> b.uid().equals(uid) ? null : b);
   }
 
   @Override
   public Lease createAddress(Lease lease) {
     maybeFail();
+    if (rejectCreates) {
+      throw new RequestRejectedException(422, "spec.containerID: Too long (test)");
+    }
     Lease created = lease.withObjectUid(UUID.randomUUID().toString());
-    return addresses.putIfAbsent(key(lease), created) == null ? created : null;
+    boolean written = addresses.putIfAbsent(key(lease), created) == null;
+    if (written && loseThisAnswer()) {
+      answersLost.incrementAndGet();
+      throw new WriteOutcomeUnknownException("timeout after the request was sent (test)", null);
+    }
+    return written ? created : null;
+  }
+
+  @Override
+  public Optional<Lease> readAddress(Lease lease) {
+    if (failWrites) {
+      throw new StoreUnavailableException("API server unreachable (test)", null);
+    }
+    return Optional.ofNullable(addresses.get(key(lease)));
   }
 
   @Override
@@ -38,6 +76,17 @@ final class FakeStore implements AllocationStore {
     maybeFail();
     addresses.computeIfPresent(
         key(lease), (k, stored) -> stored.objectUid().equals(lease.objectUid()) ? null : stored);
+  }
+
+  /** Puts an object in the store as another writer would, unknown to every ledger. */
+  Lease foreign(Lease lease) {
+    Lease stored = lease.withObjectUid(UUID.randomUUID().toString());
+    addresses.put(key(lease), stored);
+    return stored;
+  }
+
+  private synchronized boolean loseThisAnswer() {
+    return lostAnswers > 0 && random.nextDouble() < lostAnswers;
   }
 
   private static String key(Lease lease) {

@@ -1,0 +1,138 @@
+package io.kipam.node.kube;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.kipam.api.labels.Selectors;
+import io.kipam.api.net.PoolLayout;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.node.alloc.PoolView;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Which pools this node may allocate from, for which pods, and with what geometry: a pool is used
+ * only when kipam-operator has marked it Ready for its current generation, it is not being deleted,
+ * this node matches its {@code nodeSelector} and the pod's namespace its {@code namespaceSelector}.
+ * A pool's geometry is parsed once per object (UID) and generation, so a pool deleted and created
+ * again under the same name is never read with the old one's layout.
+ */
+public final class PoolPolicy {
+
+  private final Map<String, CachedView> views = new ConcurrentHashMap<>();
+
+  /** A pool's parsed geometry, valid for exactly one object and generation. */
+  private record CachedView(String uid, long generation, PoolView view) {}
+
+  /**
+   * The view of {@code pool} for an allocation to a pod of {@code namespace} on a node with {@code
+   * nodeLabels}; {@code namespaceLabels} is asked only when the pool has a namespace selector.
+   */
+  public PoolView usable(
+      IPPool pool,
+      Map<String, String> nodeLabels,
+      String namespace,
+      Supplier<Map<String, String>> namespaceLabels)
+      throws NodeWatch.PoolNotUsableException {
+    String name = pool.getMetadata().getName();
+    if (pool.getMetadata().getDeletionTimestamp() != null) {
+      throw new NodeWatch.PoolNotUsableException("IPPool " + name + " is being deleted");
+    }
+    requireReady(pool);
+    IPPoolSpec spec = pool.getSpec();
+    requireMatch(name, "spec.nodeSelector", spec.getNodeSelector(), nodeLabels, "node");
+    if (!matchesEverything(spec.getNamespaceSelector())) {
+      requireMatch(
+          name,
+          "spec.namespaceSelector",
+          spec.getNamespaceSelector(),
+          namespaceLabels.get(),
+          "namespace " + namespace);
+    }
+    String uid = pool.getMetadata().getUid();
+    long generation = pool.getMetadata().getGeneration();
+    CachedView cached = views.get(name);
+    if (cached != null && cached.uid().equals(uid) && cached.generation() == generation) {
+      return cached.view();
+    }
+    PoolView view = view(pool);
+    views.put(name, new CachedView(uid, generation, view));
+    return view;
+  }
+
+  /** Whether {@code selector} selects every object, so its labels need not be read at all. */
+  private static boolean matchesEverything(LabelSelector selector) {
+    return selector == null
+        || ((selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty())
+            && (selector.getMatchExpressions() == null
+                || selector.getMatchExpressions().isEmpty()));
+  }
+
+  private static void requireReady(IPPool pool) throws NodeWatch.PoolNotUsableException {
+    Condition ready =
+        pool.getStatus() == null
+            ? null
+            : pool.getStatus().getConditions().stream()
+                .filter(c -> "Ready".equals(c.getType()))
+                .findFirst()
+                .orElse(null);
+    if (ready == null
+        || !"True".equals(ready.getStatus())
+        || !pool.getMetadata().getGeneration().equals(pool.getStatus().getObservedGeneration())) {
+      throw new NodeWatch.PoolNotUsableException(
+          "IPPool "
+              + pool.getMetadata().getName()
+              + " is not Ready"
+              + (ready == null ? "" : " (" + ready.getReason() + ": " + ready.getMessage() + ")")
+              + "; kipam-operator marks a pool Ready once it has checked it");
+    }
+  }
+
+  private static void requireMatch(
+      String pool, String field, LabelSelector selector, Map<String, String> labels, String who)
+      throws NodeWatch.PoolNotUsableException {
+    boolean matches;
+    try {
+      matches = Selectors.matches(selector, labels);
+    } catch (IllegalArgumentException e) {
+      throw new NodeWatch.PoolNotUsableException(
+          "IPPool " + pool + " has an invalid " + field + ": " + e.getMessage());
+    }
+    if (!matches) {
+      throw new NodeWatch.PoolNotUsableException(
+          who
+              + " does not match "
+              + field
+              + " ("
+              + Selectors.describe(selector)
+              + ") of IPPool "
+              + pool);
+    }
+  }
+
+  private static PoolView view(IPPool pool) throws NodeWatch.PoolNotUsableException {
+    String name = pool.getMetadata().getName();
+    IPPoolSpec spec = pool.getSpec();
+    PoolLayout layout;
+    try {
+      layout =
+          PoolLayout.builder()
+              .cidr(spec.getCidr())
+              .rangeStart(spec.getRangeStart())
+              .rangeEnd(spec.getRangeEnd())
+              .exclude(spec.getExclude() == null ? List.of() : spec.getExclude())
+              .gateway(spec.getGateway())
+              .blockSize(spec.getBlockSize())
+              .build();
+    } catch (IllegalArgumentException e) {
+      throw new NodeWatch.PoolNotUsableException(
+          "IPPool " + name + " is invalid: " + e.getMessage());
+    }
+    int reuseDelay = spec.getReuseDelaySeconds() == null ? 30 : spec.getReuseDelaySeconds();
+    int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
+    return new PoolView(name, layout, Duration.ofSeconds(reuseDelay), maxBlocks);
+  }
+}

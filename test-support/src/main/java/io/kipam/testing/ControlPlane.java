@@ -243,6 +243,22 @@ public final class ControlPlane implements AutoCloseable {
   }
 
   /**
+   * A kubeconfig file like {@link #adminKubeconfig()} but for the server at {@code
+   * https://127.0.0.1:<port>}, typically a {@link FaultProxy} in front of the API server: a process
+   * started with it reaches the API through the proxy, while {@link #client()} still talks to the
+   * API directly. The API server's certificate is valid for 127.0.0.1, so TLS works through a proxy
+   * that passes the bytes on.
+   */
+  public Path kubeconfigVia(int port) {
+    String server = "https://127.0.0.1:" + port;
+    return files.writeKubeconfig(
+        workDir.resolve("kubeconfig-admin-via-" + port),
+        ControlPlaneFiles.ADMIN_USER,
+        files.adminToken,
+        server);
+  }
+
+  /**
    * Runs kubectl as the cluster administrator and returns what it printed on stdout; a non-zero
    * exit fails with kubectl's stderr.
    */

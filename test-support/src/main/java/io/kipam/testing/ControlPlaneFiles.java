@@ -83,6 +83,10 @@ final class ControlPlaneFiles {
   }
 
   Path writeKubeconfig(String user, String token, String server) {
+    return writeKubeconfig(kubeconfig(user), user, token, server);
+  }
+
+  Path writeKubeconfig(Path file, String user, String token, String server) {
     String yaml =
         String.join(
             "\n",
@@ -104,7 +108,6 @@ final class ControlPlaneFiles {
             "    user: " + user,
             "current-context: kipam-test",
             "");
-    Path file = kubeconfig(user);
     write(file, yaml);
     return file;
   }

@@ -173,7 +173,9 @@ public final class CniService implements CniEndpoint, CniPlugin {
     if (!ready.getAsBoolean()) {
       throw new CniException(
           CniErrorCode.TRY_AGAIN_LATER,
-          "kipam-node on " + ledger.node() + " is reconnecting its watches to the API; try again",
+          "the Kubernetes API is unavailable: kipam-node on "
+              + ledger.node()
+              + " is reconnecting its watches; try again",
           "");
     }
   }

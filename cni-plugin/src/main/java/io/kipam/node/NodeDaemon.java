@@ -94,7 +94,7 @@ public final class NodeDaemon implements AutoCloseable {
     // Uncertain writes are settled by a fresh read once any write still in flight has landed.
     background.scheduleWithFixedDelay(
         () -> allocator.settle(settings.settleAfter()), 1, 1, TimeUnit.SECONDS);
-    watch.start(Duration.ofSeconds(30));
+    watch.start(Duration.ofSeconds(15));
     log.info("kipam-node ready on node {}", settings.node());
   }
 

@@ -59,6 +59,7 @@ final class DaemonProcess implements AutoCloseable {
       builder.environment().put("KIPAM_STATE_DIR", stateDir.toString());
       builder.environment().put("KUBECONFIG", kubeconfig.toString());
       builder.environment().put("KIPAM_GC_GRACE_SECONDS", "2");
+      builder.environment().put("KIPAM_SETTLE_SECONDS", "5");
       process =
           builder
               .redirectErrorStream(true)
@@ -81,6 +82,10 @@ final class DaemonProcess implements AutoCloseable {
                         CniCall.run(kipam, java.util.Map.of("CNI_COMMAND", "STATUS"), config).ok())
                     .as("kipam-node of %s ready; its log: %s", node, log)
                     .isTrue());
+  }
+
+  boolean alive() {
+    return process != null && process.isAlive();
   }
 
   /** SIGKILL: no shutdown hook runs, exactly like a node losing the process. */

@@ -109,6 +109,10 @@ class NodeFailuresIT {
         CniCall.env("ADD", "c-bad", "eth0", namespace, "victim", pod.getMetadata().getUid()));
   }
 
+  private static String podArgs(String namespace, String name, String uid) {
+    return "K8S_POD_NAMESPACE=" + namespace + ";K8S_POD_NAME=" + name + ";K8S_POD_UID=" + uid;
+  }
+
   static Stream<Arguments> badCalls() {
     return Stream.of(
         bad("malformed JSON", e -> {}, () -> "{\"cniVersion\": \"1.0.0\", ", 6, "JSON"),
@@ -167,6 +171,60 @@ class NodeFailuresIT {
             () -> config("1.0.0", v4),
             11,
             "ghost"),
+        bad(
+            "container ID over 256 characters",
+            e -> e.put("CNI_CONTAINERID", "c" + "x".repeat(299)),
+            () -> config("1.0.0", v4),
+            4,
+            "CNI_CONTAINERID is 300 characters long"),
+        bad(
+            "pod UID of 40 characters",
+            e -> e.put("CNI_ARGS", podArgs(namespace, "victim", "u".repeat(40))),
+            () -> config("1.0.0", v4),
+            4,
+            "K8S_POD_UID"),
+        bad(
+            "pod namespace that is no namespace name",
+            e ->
+                e.put("CNI_ARGS", podArgs("Not_A_Namespace", "victim", pod.getMetadata().getUid())),
+            () -> config("1.0.0", v4),
+            4,
+            "K8S_POD_NAMESPACE"),
+        bad(
+            "pod namespace that does not exist",
+            e -> e.put("CNI_ARGS", podArgs("no-such-ns", "victim", pod.getMetadata().getUid())),
+            () -> config("1.0.0", v4),
+            11,
+            "pod no-such-ns/victim does not exist"),
+        bad(
+            "pod UID that is not the pod's",
+            e ->
+                e.put(
+                    "CNI_ARGS",
+                    podArgs(namespace, "victim", "0f0f0f0f-0000-4000-8000-000000000000")),
+            () -> config("1.0.0", v4),
+            11,
+            "not the K8S_POD_UID"),
+        bad(
+            "relative ipam.socket",
+            e -> {},
+            () -> config("1.0.0", v4).replace(daemon.socket.toString(), "run/kipam.sock"),
+            7,
+            "ipam.socket"),
+        bad(
+            "ipam.socket longer than a unix socket path may be",
+            e -> {},
+            () -> config("1.0.0", v4).replace(daemon.socket.toString(), "/" + "s".repeat(120)),
+            7,
+            "ipam.socket"),
+        bad(
+            "configuration nested 3000 deep",
+            e -> {},
+            () ->
+                config("1.0.0", v4)
+                    .replace("}}", "},\"deep\":" + "[".repeat(3000) + "]".repeat(3000) + "}"),
+            6,
+            "nest"),
         bad("unsupported cniVersion", e -> {}, () -> config("0.2.0", v4), 1, "0.2.0"),
         bad(
             "CHECK in CNI 0.3.1",

@@ -43,8 +43,14 @@ public final class Ledger {
 
   private static final int RANDOM_PROBES = 64;
 
-  /** How long an object this node deleted is remembered, so a late watch event cannot revive it. */
+  /**
+   * How long, and how many, objects this node deleted are remembered, so a late watch event cannot
+   * revive one. The watch's own delete event ends each one within moments; the bounds only matter
+   * while the watch is away.
+   */
   static final Duration TOMBSTONE_TTL = Duration.ofMinutes(10);
+
+  static final int MAX_TOMBSTONES = 4096;
 
   private final String node;
   private final Clock clock;
@@ -250,11 +256,15 @@ public final class Ledger {
     Instant now = clock.instant();
     Pick best = null;
     Instant bestReleased = null;
+    PoolLayout layout = pool.layout();
     for (Cidr block : ownBlocks.getOrDefault(pool.name(), Set.of())) {
-      if (drainingBlocks.contains(new BlockKey(pool.name(), block))) {
+      // A block of another geometry (an earlier pool of the same name, not yet collected) or one
+      // being released is not allocated from.
+      if (drainingBlocks.contains(new BlockKey(pool.name(), block))
+          || block.prefixLength() != layout.blockSize()
+          || !layout.cidr().contains(block)) {
         continue;
       }
-      PoolLayout layout = pool.layout();
       if (layout.assignableCount(block).compareTo(SCAN_LIMIT) > 0) {
         Optional<IpAddress> probed = probe(pool, block, random, now);
         if (probed.isPresent()) {
@@ -363,7 +373,14 @@ public final class Ledger {
     objectGone(lease.address(), ref);
     tombstones.put(ref, clock.instant());
     Instant horizon = clock.instant().minus(TOMBSTONE_TTL);
-    tombstones.values().removeIf(at -> at.isBefore(horizon));
+    var oldest = tombstones.entrySet().iterator();
+    while (oldest.hasNext()) {
+      var entry = oldest.next();
+      if (tombstones.size() <= MAX_TOMBSTONES && !entry.getValue().isBefore(horizon)) {
+        break;
+      }
+      oldest.remove();
+    }
   }
 
   /**

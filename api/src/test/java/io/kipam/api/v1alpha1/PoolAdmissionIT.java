@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.labels.Selectors;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -15,6 +19,8 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,7 +29,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The pool CRD as the API server enforces it: samples pass, bad pools are refused by name. */
+/**
+ * The pool CRD as the API server enforces it: samples pass, bad pools and bad selectors are refused
+ * by name.
+ */
 @WithControlPlane
 class PoolAdmissionIT {
 
@@ -264,6 +273,163 @@ class PoolAdmissionIT {
             p -> p.getSpec().setReuseDelaySeconds(-5),
             "spec.reuseDelaySeconds",
             "greater than or equal to 0"));
+  }
+
+  @Test
+  void selectorsUsingEveryOperatorAreAcceptedAndReadAsTheyWereWritten() {
+    String prefix = ("p".repeat(49) + ".").repeat(5) + "abc"; // 253 characters, the most
+    IPPool pool = validPool();
+    pool.getSpec()
+        .setNodeSelector(
+            new LabelSelectorBuilder()
+                .addToMatchLabels("kubernetes.io/os", "linux")
+                .addToMatchLabels(prefix + "/" + "n".repeat(63), "v".repeat(63))
+                .addToMatchLabels("empty", "")
+                .addToMatchExpressions(
+                    expression("tier", "In", "b", "a"),
+                    expression("env", "NotIn", "dev", ""),
+                    expression("example.com/gpu", "Exists"),
+                    expression("legacy", "DoesNotExist"))
+                .build());
+    pool.getSpec().setNamespaceSelector(labels("kubernetes.io/metadata.name", "q0"));
+    try {
+      IPPool stored = client.resource(pool).create();
+
+      assertThat(Selectors.describe(stored.getSpec().getNodeSelector()))
+          .isEqualTo(
+              "empty=,env notin (,dev),example.com/gpu,kubernetes.io/os=linux,!legacy,"
+                  + prefix
+                  + "/"
+                  + "n".repeat(63)
+                  + "="
+                  + "v".repeat(63)
+                  + ",tier in (a,b)");
+      assertThat(
+              Selectors.matches(
+                  stored.getSpec().getNamespaceSelector(),
+                  Map.of("kubernetes.io/metadata.name", "q0")))
+          .isTrue();
+    } finally {
+      client.resource(pool).delete();
+    }
+  }
+
+  @ParameterizedTest(name = "[{index}] {0}")
+  @MethodSource("invalidSelectors")
+  void invalidSelectorIsRefusedAtAdmissionAsTheMatcherRefusesIt(
+      String description, LabelSelector selector, String field, String expectedMessage) {
+    assertThatThrownBy(() -> Selectors.parse(selector))
+        .as("the matcher refuses it too")
+        .isInstanceOf(IllegalArgumentException.class);
+    Map<String, BiConsumer<IPPoolSpec, LabelSelector>> selectors =
+        Map.of(
+            "spec.nodeSelector", IPPoolSpec::setNodeSelector,
+            "spec.namespaceSelector", IPPoolSpec::setNamespaceSelector);
+    selectors.forEach(
+        (path, set) -> {
+          IPPool pool = validPool();
+          set.accept(pool.getSpec(), selector);
+          assertThatThrownBy(() -> client.resource(pool).create())
+              .as("%s in %s", description, path)
+              .isInstanceOfSatisfying(
+                  KubernetesClientException.class,
+                  e -> {
+                    assertThat(e.getCode()).as("HTTP status").isEqualTo(422);
+                    assertThat(e.getMessage()).contains(path + field).contains(expectedMessage);
+                  });
+        });
+  }
+
+  static Stream<Arguments> invalidSelectors() {
+    return Stream.of(
+        badSelector(
+            "In without values",
+            expressions(expression("tier", "In")),
+            ".matchExpressions[0].values",
+            "the requirement on key \"tier\": In needs at least one value in values"),
+        badSelector(
+            "NotIn without values",
+            expressions(expression("tier", "NotIn")),
+            ".matchExpressions[0].values",
+            "the requirement on key \"tier\": NotIn needs at least one value in values"),
+        badSelector(
+            "Exists with a value",
+            expressions(expression("ok", "Exists"), expression("legacy", "Exists", "yes")),
+            ".matchExpressions[1].values",
+            "the requirement on key \"legacy\": Exists takes no values"),
+        badSelector(
+            "DoesNotExist with values",
+            expressions(expression("legacy", "DoesNotExist", "a", "b")),
+            ".matchExpressions[0].values",
+            "the requirement on key \"legacy\": DoesNotExist takes no values"),
+        badSelector(
+            "operator in lower case",
+            expressions(expression("tier", "in", "a")),
+            ".matchExpressions[0].operator",
+            "Unsupported value: \"in\""),
+        badSelector(
+            "operator Gt, which node affinity has but label selectors do not",
+            expressions(expression("tier", "Gt", "1")),
+            ".matchExpressions[0].operator",
+            "Unsupported value: \"Gt\""),
+        badSelector(
+            "requirement without a key",
+            expressions(new LabelSelectorRequirement(null, "Exists", null)),
+            ".matchExpressions[0].key",
+            "Required value"),
+        badSelector(
+            "key with a space",
+            expressions(expression("bad key", "Exists")),
+            ".matchExpressions[0].key",
+            "must be a label key"),
+        badSelector(
+            "key with two slashes",
+            expressions(expression("a/b/c", "Exists")),
+            ".matchExpressions[0].key",
+            "must be a label key"),
+        badSelector(
+            "key with a prefix longer than 253 characters",
+            expressions(expression("p".repeat(254) + "/tier", "Exists")),
+            ".matchExpressions[0].key",
+            "must be a label key"),
+        badSelector(
+            "key with a name longer than 63 characters",
+            expressions(expression("n".repeat(64), "Exists")),
+            ".matchExpressions[0].key",
+            "must be a label key"),
+        badSelector(
+            "value that is no label value",
+            expressions(expression("tier", "In", "a", "-b")),
+            ".matchExpressions[0].values",
+            "value \"-b\" is not a label value"),
+        badSelector(
+            "matchLabels key that is no label key",
+            labels("bad key", "x"),
+            ".matchLabels",
+            "entry \"bad key\" is not a label key with a label value"),
+        badSelector(
+            "matchLabels value that is no label value",
+            labels("app", "web server"),
+            ".matchLabels",
+            "entry \"app\" is not a label key with a label value"));
+  }
+
+  private static Arguments badSelector(
+      String description, LabelSelector selector, String field, String expectedMessage) {
+    return Arguments.of(description, selector, field, expectedMessage);
+  }
+
+  private static LabelSelector labels(String key, String value) {
+    return new LabelSelectorBuilder().addToMatchLabels(key, value).build();
+  }
+
+  private static LabelSelector expressions(LabelSelectorRequirement... expressions) {
+    return new LabelSelectorBuilder().addToMatchExpressions(expressions).build();
+  }
+
+  private static LabelSelectorRequirement expression(
+      String key, String operator, String... values) {
+    return new LabelSelectorRequirement(key, operator, List.of(values));
   }
 
   private static Arguments bad(

@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The pool CRD as the API server enforces it: samples pass, bad pools and bad selectors are refused
- * by name.
+ * by name, and a pool's geometry (cidr, blockSize, network) cannot change while the rest can.
  */
 @WithControlPlane
 class PoolAdmissionIT {
@@ -275,6 +275,167 @@ class PoolAdmissionIT {
             "greater than or equal to 0"));
   }
 
+  @ParameterizedTest(name = "[{index}] {0}")
+  @MethodSource("geometryChanges")
+  void changingAPoolsGeometryIsRefused(
+      String description, Consumer<IPPool> before, Consumer<IPPool> change, String message) {
+    IPPool pool = validPool();
+    before.accept(pool);
+    IPPool stored = client.resource(pool).create();
+    try {
+      IPPool changed = client.resources(IPPool.class).withName(name(pool)).get();
+      change.accept(changed);
+
+      assertThatThrownBy(() -> client.resource(changed).update())
+          .as(description)
+          .isInstanceOfSatisfying(
+              KubernetesClientException.class,
+              e -> {
+                assertThat(e.getCode()).as("HTTP status").isEqualTo(422);
+                assertThat(e.getMessage()).contains("spec: Invalid value").contains(message);
+              });
+      IPPool after = client.resources(IPPool.class).withName(name(pool)).get();
+      assertThat(after.getMetadata().getGeneration()).isEqualTo(1L);
+      assertThat(after.getSpec().getCidr()).isEqualTo(stored.getSpec().getCidr());
+      assertThat(after.getSpec().getBlockSize()).isEqualTo(stored.getSpec().getBlockSize());
+      assertThat(after.getSpec().getNetwork()).isEqualTo(stored.getSpec().getNetwork());
+    } finally {
+      client.resource(pool).delete();
+    }
+  }
+
+  static Stream<Arguments> geometryChanges() {
+    Consumer<IPPool> asIs = p -> {};
+    Consumer<IPPool> inNetworkBlue = p -> p.getSpec().setNetwork("blue");
+    Consumer<IPPool> withoutBlockSize = p -> p.getSpec().setBlockSize(null);
+    return Stream.of(
+        change("cidr widened", asIs, p -> cidr(p, "10.20.0.0/23"), CIDR_IMMUTABLE),
+        change("cidr narrowed", asIs, p -> cidr(p, "10.20.0.0/25"), CIDR_IMMUTABLE),
+        change(
+            "cidr moved",
+            asIs,
+            p -> {
+              cidr(p, "10.21.0.0/24");
+              p.getSpec().setGateway("10.21.0.1");
+            },
+            CIDR_IMMUTABLE),
+        change("blockSize changed", asIs, p -> p.getSpec().setBlockSize(27), BLOCK_SIZE_IMMUTABLE),
+        change("blockSize unset", asIs, withoutBlockSize, BLOCK_SIZE_IMMUTABLE),
+        change(
+            "blockSize set",
+            withoutBlockSize,
+            p -> p.getSpec().setBlockSize(28),
+            BLOCK_SIZE_IMMUTABLE),
+        change(
+            "blockSize set to the default (/26) it had",
+            withoutBlockSize,
+            p -> p.getSpec().setBlockSize(26),
+            BLOCK_SIZE_IMMUTABLE),
+        change(
+            "network changed",
+            inNetworkBlue,
+            p -> p.getSpec().setNetwork("red"),
+            NETWORK_IMMUTABLE),
+        change(
+            "network unset", inNetworkBlue, p -> p.getSpec().setNetwork(null), NETWORK_IMMUTABLE),
+        change("network set", asIs, p -> p.getSpec().setNetwork("blue"), NETWORK_IMMUTABLE));
+  }
+
+  private static final String CIDR_IMMUTABLE =
+      "spec.cidr is immutable: blocks and addresses were carved from it; create a new pool instead";
+  private static final String BLOCK_SIZE_IMMUTABLE =
+      "spec.blockSize is immutable (also setting or unsetting it): nodes hold blocks of the old"
+          + " size; create a new pool instead";
+  private static final String NETWORK_IMMUTABLE =
+      "spec.network is immutable (also setting or unsetting it): overlap with other pools was"
+          + " checked for the old network; create a new pool instead";
+
+  private static Arguments change(
+      String description, Consumer<IPPool> before, Consumer<IPPool> change, String message) {
+    return Arguments.of(description, before, change, message);
+  }
+
+  @ParameterizedTest(name = "[{index}] {0}")
+  @MethodSource("mutableChanges")
+  void changingWhatAPoolHandsOutIsAccepted(
+      String description, Consumer<IPPool> change, BiConsumer<IPPool, IPPool> check) {
+    IPPool pool = validPool();
+    pool.getSpec().setNetwork("blue");
+    pool.getSpec().setRangeEnd("10.20.0.200");
+    client.resource(pool).create();
+    try {
+      IPPool changed = client.resources(IPPool.class).withName(name(pool)).get();
+      change.accept(changed);
+
+      IPPool updated = client.resource(changed).update();
+
+      assertThat(updated.getMetadata().getGeneration()).as(description).isEqualTo(2L);
+      check.accept(changed, updated);
+      assertThat(updated.getSpec().getCidr()).isEqualTo("10.20.0.0/24");
+      assertThat(updated.getSpec().getBlockSize()).isEqualTo(28);
+      assertThat(updated.getSpec().getNetwork()).isEqualTo("blue");
+    } finally {
+      client.resource(pool).delete();
+    }
+  }
+
+  static Stream<Arguments> mutableChanges() {
+    return Stream.of(
+        mutable(
+            "rangeEnd moved within the cidr",
+            p -> p.getSpec().setRangeEnd("10.20.0.250"),
+            (want, got) -> assertThat(got.getSpec().getRangeEnd()).isEqualTo("10.20.0.250")),
+        mutable(
+            "rangeEnd unset",
+            p -> p.getSpec().setRangeEnd(null),
+            (want, got) -> assertThat(got.getSpec().getRangeEnd()).isNull()),
+        mutable(
+            "rangeStart set",
+            p -> p.getSpec().setRangeStart("10.20.0.10"),
+            (want, got) -> assertThat(got.getSpec().getRangeStart()).isEqualTo("10.20.0.10")),
+        mutable(
+            "exclude set",
+            p -> p.getSpec().setExclude(List.of("10.20.0.64/28", "10.20.0.7")),
+            (want, got) ->
+                assertThat(got.getSpec().getExclude())
+                    .containsExactly("10.20.0.64/28", "10.20.0.7")),
+        mutable(
+            "reuseDelaySeconds changed",
+            p -> p.getSpec().setReuseDelaySeconds(120),
+            (want, got) -> assertThat(got.getSpec().getReuseDelaySeconds()).isEqualTo(120)),
+        mutable(
+            "routes set",
+            p -> p.getSpec().setRoutes(List.of(new Route("0.0.0.0/0", "10.20.0.1"))),
+            (want, got) ->
+                assertThat(got.getSpec().getRoutes())
+                    .containsExactly(new Route("0.0.0.0/0", "10.20.0.1"))),
+        mutable(
+            "gateway moved",
+            p -> p.getSpec().setGateway("10.20.0.254"),
+            (want, got) -> assertThat(got.getSpec().getGateway()).isEqualTo("10.20.0.254")),
+        mutable(
+            "maxBlocksPerNode set",
+            p -> p.getSpec().setMaxBlocksPerNode(4),
+            (want, got) -> assertThat(got.getSpec().getMaxBlocksPerNode()).isEqualTo(4)),
+        mutable(
+            "nodeSelector set",
+            p -> p.getSpec().setNodeSelector(labels("kubernetes.io/os", "linux")),
+            (want, got) ->
+                assertThat(Selectors.describe(got.getSpec().getNodeSelector()))
+                    .isEqualTo("kubernetes.io/os=linux")),
+        mutable(
+            "namespaceSelector set",
+            p -> p.getSpec().setNamespaceSelector(labels("team", "blue")),
+            (want, got) ->
+                assertThat(Selectors.describe(got.getSpec().getNamespaceSelector()))
+                    .isEqualTo("team=blue")));
+  }
+
+  private static Arguments mutable(
+      String description, Consumer<IPPool> change, BiConsumer<IPPool, IPPool> check) {
+    return Arguments.of(description, change, check);
+  }
+
   @Test
   void selectorsUsingEveryOperatorAreAcceptedAndReadAsTheyWereWritten() {
     String prefix = ("p".repeat(49) + ".").repeat(5) + "abc"; // 253 characters, the most
@@ -430,6 +591,10 @@ class PoolAdmissionIT {
   private static LabelSelectorRequirement expression(
       String key, String operator, String... values) {
     return new LabelSelectorRequirement(key, operator, List.of(values));
+  }
+
+  private static String name(IPPool pool) {
+    return pool.getMetadata().getName();
   }
 
   private static Arguments bad(

@@ -2,6 +2,7 @@ package io.kipam.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.crd.generator.annotation.SchemaFrom;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
@@ -106,9 +107,11 @@ public class IPPoolSpec {
           + " shared by many nodes.")
   private Integer blockSize;
 
+  @SchemaFrom(type = SelectorSchema.class)
   @JsonPropertyDescription("Only nodes matching this selector allocate from the pool; empty: all.")
   private LabelSelector nodeSelector;
 
+  @SchemaFrom(type = SelectorSchema.class)
   @JsonPropertyDescription(
       "Only pods in namespaces matching this selector get addresses from the pool; empty: all.")
   private LabelSelector namespaceSelector;

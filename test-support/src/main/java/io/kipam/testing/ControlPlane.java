@@ -219,6 +219,11 @@ public final class ControlPlane implements AutoCloseable {
     return "https://127.0.0.1:" + apiServerPort;
   }
 
+  /** The API server's port on 127.0.0.1, e.g. for a {@link FaultProxy} in front of it. */
+  public int apiServerPort() {
+    return apiServerPort;
+  }
+
   /** A client configuration for the cluster administrator, independent of any ~/.kube/config. */
   public Config adminConfig() {
     return new ConfigBuilder(Config.empty())

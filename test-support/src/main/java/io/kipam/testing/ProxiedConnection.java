@@ -13,6 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One client connection through a {@link FaultProxy}: a thread per direction copies chunks as they
@@ -23,8 +25,10 @@ import java.util.function.Supplier;
  */
 final class ProxiedConnection {
 
+  private static final Logger log = LoggerFactory.getLogger(ProxiedConnection.class);
   private static final int CHUNK = 16 * 1024;
 
+  private final long number;
   private final Socket client;
   private final Socket server;
   private final Supplier<Faults> faults;
@@ -50,6 +54,7 @@ final class ProxiedConnection {
       Supplier<Faults> faults,
       ProxyCounters counters,
       Consumer<ProxiedConnection> onClose) {
+    this.number = number;
     this.client = client;
     this.server = server;
     this.faults = faults;
@@ -89,7 +94,9 @@ final class ProxiedConnection {
         }
         // The detector must see every chunk to keep its place in the TLS framing.
         boolean request = requests.carriesRequest(chunk, n);
+        log.trace("connection {}: {} bytes to the server, request {}", number, n, request);
         if (request && roll(toServerRandom, now.dropAfterRequest())) {
+          log.debug("connection {}: the answer to this request will be dropped", number);
           dropping = true;
         }
         awaitingAnswer = true;
@@ -110,9 +117,11 @@ final class ProxiedConnection {
       InputStream in = server.getInputStream();
       OutputStream out = client.getOutputStream();
       for (int n; (n = in.read(chunk)) != -1; ) {
+        log.trace("connection {}: {} bytes to the client", number, n);
         Faults now = faults.get();
         if (dropping) {
           // The server has started to answer, so it has read the request: now lose the answer.
+          log.debug("connection {}: dropped after the request, {} bytes of answer", number, n);
           counters.injected(Fault.DROPPED_AFTER_REQUEST);
           close(false);
           return;
@@ -124,6 +133,7 @@ final class ProxiedConnection {
         if (awaitingAnswer) {
           awaitingAnswer = false;
           if (roll(toClientRandom, now.delayProbability())) {
+            log.debug("connection {}: answer delayed by {}", number, now.delay());
             counters.injected(Fault.DELAYED);
             if (closedSignal.await(now.delay().toNanos(), TimeUnit.NANOSECONDS)) {
               return;
@@ -158,6 +168,7 @@ final class ProxiedConnection {
   }
 
   private void resetByFault() {
+    log.debug("connection {}: reset", number);
     counters.injected(Fault.RESET);
     abort();
   }

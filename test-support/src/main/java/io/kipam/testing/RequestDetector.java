@@ -7,16 +7,16 @@ package io.kipam.testing;
  *
  * <p>The proxy does not decrypt anything. A TLS stream (one that opens with a handshake record)
  * frames everything in records whose 5-byte headers are plaintext: content type, version, length. A
- * chunk carries a request when it starts an application-data record (type 23) and holds no
- * handshake (22) or change-cipher-spec (20) record; the latter rule keeps the client's last
- * handshake flight of TLS 1.3 (change-cipher-spec, then its Finished, encrypted as application
- * data) out, as long as the client sends that flight at once, as the JDK and Go do. For a stream
- * that is not TLS, every chunk counts. Not thread-safe: one instance follows one stream, read by
- * one thread.
+ * chunk carries a request when it starts an application-data record (type 23). The JDK's TLS 1.3
+ * client sends its Finished (which TLS 1.3 encrypts as application data) in the same chunk as its
+ * first request, so that chunk counts, as it must. A client that sends its Finished alone may have
+ * that chunk picked instead; the connection is then cut at the server's next bytes, the answer to
+ * the request that follows or, if the server sends one then, a session ticket. Encrypted alerts
+ * (close_notify) count too. For a stream that is not TLS, every chunk counts. Not thread-safe: one
+ * instance follows one stream, read by one thread.
  */
 final class RequestDetector {
 
-  private static final int CHANGE_CIPHER_SPEC = 20;
   private static final int HANDSHAKE = 22;
   private static final int APPLICATION_DATA = 23;
   private static final int HEADER_LENGTH = 5;
@@ -38,7 +38,6 @@ final class RequestDetector {
       return true;
     }
     boolean applicationData = false;
-    boolean handshake = false;
     int i = 0;
     while (i < length) {
       if (recordRemaining > 0) {
@@ -49,13 +48,11 @@ final class RequestDetector {
       }
       header[headerFilled++] = chunk[i++];
       if (headerFilled == HEADER_LENGTH) {
-        int type = header[0] & 0xff;
-        applicationData |= type == APPLICATION_DATA;
-        handshake |= type == HANDSHAKE || type == CHANGE_CIPHER_SPEC;
+        applicationData |= (header[0] & 0xff) == APPLICATION_DATA;
         recordRemaining = ((header[3] & 0xff) << 8) | (header[4] & 0xff);
         headerFilled = 0;
       }
     }
-    return applicationData && !handshake;
+    return applicationData;
   }
 }

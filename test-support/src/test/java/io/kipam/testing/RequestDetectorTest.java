@@ -22,8 +22,17 @@ class RequestDetectorTest {
   @Test
   void tlsHandshakeIsNotARequestButApplicationDataIs() {
     assertThat(carries(record(22, 300))).as("ClientHello").isFalse();
-    assertThat(carries(record(20, 1), record(23, 53))).as("CCS and Finished").isFalse();
+    assertThat(carries(record(22, 70), record(20, 1), record(22, 40)))
+        .as("TLS 1.2 key exchange, change-cipher-spec, Finished")
+        .isFalse();
     assertThat(carries(record(23, 400))).as("an HTTP request").isTrue();
+  }
+
+  @Test
+  void tls13FinishedSentWithTheFirstRequestCounts() {
+    carries(record(22, 300));
+
+    assertThat(carries(record(20, 1), record(23, 53), record(23, 400))).isTrue();
   }
 
   @Test

@@ -36,13 +36,10 @@ class LedgerMemoryBenchmark {
     ledger.markSynced();
     FakeStore store = new FakeStore();
     Allocator allocator = new Allocator(ledger, store, new Random(1));
-    // Reuse delay 30 s, as by default: in 100,000 fast cycles nearly every release is "recent".
+    // No reuse delay: 100,000 cycles take seconds, and any delay would exhaust the pool.
     PoolView pool =
         new PoolView(
-            "p4",
-            PoolLayout.builder().cidr("10.0.0.0/20").blockSize(26).build(),
-            Duration.ofSeconds(30),
-            0);
+            "p4", PoolLayout.builder().cidr("10.0.0.0/20").blockSize(26).build(), Duration.ZERO, 0);
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     System.out.printf(
         "%8s %12s %14s %8s %10s %8s %10s%n",

@@ -60,8 +60,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
   private final Duration gcGrace;
 
   /**
-   * @param ready whether the daemon may hand out addresses: synced, holding the node lock, and
-   *     every watch running
+   * @param ready what STATUS reports: synced, and every watch running and connected
    */
   public CniService(
       NodeWatch watch,
@@ -170,12 +169,12 @@ public final class CniService implements CniEndpoint, CniPlugin {
   }
 
   private void requireWatching() {
-    if (!ready.getAsBoolean()) {
+    if (!watch.running()) {
       throw new CniException(
           CniErrorCode.TRY_AGAIN_LATER,
-          "the Kubernetes API is unavailable: kipam-node on "
+          "the Kubernetes API is unavailable: a watch of kipam-node on "
               + ledger.node()
-              + " is reconnecting its watches; try again",
+              + " has stopped; try again",
           "");
     }
   }
@@ -269,7 +268,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
       throw new CniException(
           CniErrorCode.PLUGIN_NOT_AVAILABLE,
           "kipam-node on " + ledger.node() + " is not ready",
-          "it has not finished reading its allocations, or holds no node lock yet");
+          "it has not finished reading its allocations, or a watch of the API is reconnecting");
     }
   }
 

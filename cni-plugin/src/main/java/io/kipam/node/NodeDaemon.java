@@ -98,7 +98,7 @@ public final class NodeDaemon implements AutoCloseable {
     log.info("kipam-node ready on node {}", settings.node());
   }
 
-  /** Ready to hand out addresses: synced, and every watch running. */
+  /** Ready (STATUS, /readyz): synced, and every watch running and connected. */
   private boolean ready() {
     return ledger.synced() && watch.healthy();
   }
@@ -121,6 +121,9 @@ public final class NodeDaemon implements AutoCloseable {
     // No client-side retries: a create retried after a lost answer would meet its own object (409)
     // and hide that the first attempt's outcome was unknown; the allocator handles that itself.
     config.setRequestRetryBackoffLimit(0);
+    // Watches come back quickly after an API server restart (fabric8 backs off exponentially from
+    // this interval, up to 32 times it), so readiness is lost for seconds, not half a minute.
+    config.setWatchReconnectInterval(250);
     return config;
   }
 

@@ -224,7 +224,7 @@ class NodeFailuresIT {
                 config("1.0.0", v4)
                     .replace("}}", "},\"deep\":" + "[".repeat(3000) + "]".repeat(3000) + "}"),
             6,
-            "nest"),
+            "nested too deeply"),
         bad("unsupported cniVersion", e -> {}, () -> config("0.2.0", v4), 1, "0.2.0"),
         bad(
             "CHECK in CNI 0.3.1",

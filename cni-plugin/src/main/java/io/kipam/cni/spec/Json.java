@@ -82,6 +82,10 @@ final class Json {
     if (original.startsWith("Trailing token")) {
       return "there is more content after the first JSON value";
     }
+    if (e instanceof com.fasterxml.jackson.core.exc.StreamConstraintsException) {
+      // Jackson's own cap (1,000 levels by default) keeps deep input from exhausting the stack.
+      return "it is nested too deeply (" + original + ")";
+    }
     return "unexpected character or token";
   }
 

@@ -118,19 +118,21 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /**
-   * Whether every watch is running and connected: while one is not, this node's record may miss
-   * changes, so it neither reports ready nor hands out addresses.
+   * Whether every watch is running and connected: while one is reconnecting (or retrying an object
+   * it cannot decode), this node's record may be behind the API, so the daemon reports not ready.
    */
   public boolean healthy() {
-    if (informers.isEmpty()) {
-      return false;
-    }
-    for (SharedIndexInformer<?> informer : informers) {
-      if (!informer.isRunning() || !informer.isWatching()) {
-        return false;
-      }
-    }
-    return true;
+    return running() && informers.stream().allMatch(SharedIndexInformer::isWatching);
+  }
+
+  /**
+   * Whether every watch is running, connected or reconnecting: a watch that has stopped for good
+   * would leave this node's record behind forever, so nothing is handed out then. A reconnect alone
+   * does not stop allocation: what a node may miss meanwhile (its objects deleted, other nodes'
+   * claims) only makes addresses look taken, and claims collide on the API.
+   */
+  public boolean running() {
+    return !informers.isEmpty() && informers.stream().allMatch(SharedIndexInformer::isRunning);
   }
 
   /**

@@ -36,6 +36,7 @@ public final class Kipam {
   static final String EXIT_CODE_HEADER = "kipam-exit-code";
   static final int TRY_AGAIN_LATER = 11;
   static final int PLUGIN_NOT_AVAILABLE = 50;
+  static final int INTERNAL = 999;
 
   private Kipam() {}
 
@@ -47,24 +48,47 @@ public final class Kipam {
 
   /** One CNI call: the runtime's environment, stdin and stdout; returns the exit code. */
   static int run(Map<String, String> env, InputStream stdin, PrintStream stdout) {
-    byte[] config;
+    return run(env, stdin, stdout, DEFAULT_SOCKET);
+  }
+
+  /**
+   * One CNI call, with {@code defaultSocket} for configurations that name no socket. Whatever
+   * happens, stdout gets a CNI answer: an unexpected failure is error 999 rather than silence,
+   * which a runtime could not tell from a crash.
+   */
+  static int run(
+      Map<String, String> env, InputStream stdin, PrintStream stdout, Path defaultSocket) {
+    String cniVersion = NEWEST_VERSION;
     try {
-      // One byte past the limit is read so the daemon can tell an oversize configuration apart.
-      config = stdin.readNBytes(STDIN_LIMIT + 1);
-    } catch (IOException e) {
+      byte[] config;
+      try {
+        // One byte past the limit is read so the daemon can tell an oversize configuration apart.
+        config = stdin.readNBytes(STDIN_LIMIT + 1);
+      } catch (IOException e) {
+        return error(
+            stdout, cniVersion, 5, "cannot read the network configuration", e.getMessage());
+      }
+      Map<String, Object> json = MiniJson.parseObject(new String(config, StandardCharsets.UTF_8));
+      if (json.get("cniVersion") instanceof String v && SUPPORTED_VERSIONS.contains(v)) {
+        cniVersion = v;
+      }
+      if ("VERSION".equals(env.get("CNI_COMMAND"))) {
+        stdout.print(versionAnswer(cniVersion));
+        return 0;
+      }
+      return forward(env, config, cniVersion, socket(json, defaultSocket), stdout);
+    } catch (Throwable t) { // the last resort, StackOverflowError and OutOfMemoryError included
       return error(
-          stdout, NEWEST_VERSION, 5, "cannot read the network configuration", e.getMessage());
+          stdout,
+          cniVersion,
+          INTERNAL,
+          "kipam failed unexpectedly: " + t,
+          "a bug in the kipam executable; the call may be retried");
     }
-    Map<String, Object> json = MiniJson.parseObject(new String(config, StandardCharsets.UTF_8));
-    String cniVersion =
-        json.get("cniVersion") instanceof String v && SUPPORTED_VERSIONS.contains(v)
-            ? v
-            : NEWEST_VERSION;
-    if ("VERSION".equals(env.get("CNI_COMMAND"))) {
-      stdout.print(versionAnswer(cniVersion));
-      return 0;
-    }
-    Path socket = socket(json);
+  }
+
+  private static int forward(
+      Map<String, String> env, byte[] config, String cniVersion, Path socket, PrintStream stdout) {
     try {
       UnixHttpClient.Response answer =
           UnixHttpClient.post(socket, "/v1/cni", envelope(env, config));
@@ -97,11 +121,11 @@ public final class Kipam {
   }
 
   /** The socket named by {@code ipam.socket} in the configuration, else the default. */
-  static Path socket(Map<String, Object> config) {
+  static Path socket(Map<String, Object> config, Path defaultSocket) {
     if (config.get("ipam") instanceof Map<?, ?> ipam && ipam.get("socket") instanceof String s) {
       return Path.of(s);
     }
-    return DEFAULT_SOCKET;
+    return defaultSocket;
   }
 
   /** The request body: the CNI_* variables only (nothing else of the environment) and stdin. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -20,10 +21,26 @@ class KipamTest {
   private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
 
   private int run(Map<String, String> env, String stdin) {
+    return run(env, new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private int run(Map<String, String> env, InputStream stdin) {
+    return Kipam.run(env, stdin, new PrintStream(stdout, true, StandardCharsets.UTF_8));
+  }
+
+  private int runWithDefaultSocket(Map<String, String> env, String stdin, Path defaultSocket) {
     return Kipam.run(
         env,
         new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)),
-        new PrintStream(stdout, true, StandardCharsets.UTF_8));
+        new PrintStream(stdout, true, StandardCharsets.UTF_8),
+        defaultSocket);
+  }
+
+  private static String okAnswer(String result) {
+    return "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 0\r\nContent-Length: "
+        + result.length()
+        + "\r\nConnection: close\r\n\r\n"
+        + result;
   }
 
   private String out() {
@@ -134,11 +151,58 @@ class KipamTest {
   @Test
   void malformedConfigurationIsStillForwardedForTheDaemonToExplain() {
     assertThat(MiniJson.parseObject("{\"cniVersion\": ")).isEmpty();
-    assertThat(Kipam.socket(MiniJson.parseObject("not json"))).isEqualTo(Kipam.DEFAULT_SOCKET);
+    assertThat(Kipam.socket(MiniJson.parseObject("not json"), Kipam.DEFAULT_SOCKET))
+        .isEqualTo(Kipam.DEFAULT_SOCKET);
     assertThat(
             Kipam.socket(
                 MiniJson.parseObject(
-                    "{\"ipam\":{\"socket\":\"/var/run/k.sock\",\"x\":[1,2.5e3,true,null]}}")))
+                    "{\"ipam\":{\"socket\":\"/var/run/k.sock\",\"x\":[1,2.5e3,true,null]}}"),
+                Kipam.DEFAULT_SOCKET))
         .isEqualTo(Path.of("/var/run/k.sock"));
+  }
+
+  @Test
+  void versionOfAConfigurationTooDeepToReadAnswersWithTheNewest() {
+    String deep = "{\"cniVersion\":\"0.4.0\",\"x\":" + "[".repeat(3_000) + "]".repeat(3_000) + "}";
+
+    assertThat(run(Map.of("CNI_COMMAND", "VERSION"), deep)).isZero();
+    assertThat(out()).startsWith("{\"cniVersion\":\"1.1.0\",\"supportedVersions\":");
+  }
+
+  @Test
+  void configurationTooDeepToReadIsForwardedToTheDefaultSocket() throws Exception {
+    Path socket = dir.resolve("default.sock");
+    String deep =
+        "{\"ipam\":{\"socket\":\"/elsewhere.sock\"},\"x\":"
+            + "{\"a\":".repeat(3_000)
+            + "1"
+            + "}".repeat(3_000)
+            + "}";
+    try (FakeDaemon daemon = new FakeDaemon(socket, okAnswer("{}"))) {
+      int exit = runWithDefaultSocket(Map.of("CNI_COMMAND", "ADD"), deep, socket);
+
+      assertThat(exit).isZero();
+      assertThat(out()).isEqualTo("{}");
+      assertThat(daemon.request.get(5, TimeUnit.SECONDS))
+          .contains(Base64.getEncoder().encodeToString(deep.getBytes(StandardCharsets.UTF_8)));
+    }
+  }
+
+  @Test
+  void unexpectedFailureIsAnInternalErrorOnStdout() {
+    InputStream failing =
+        new InputStream() {
+          @Override
+          public int read() {
+            throw new StackOverflowError();
+          }
+        };
+
+    int exit = run(Map.of("CNI_COMMAND", "ADD"), failing);
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .startsWith("{\"cniVersion\":\"1.1.0\",\"code\":999,")
+        .contains("StackOverflowError");
   }
 }

@@ -34,6 +34,7 @@ public final class Kipam {
   static final int STDIN_LIMIT = 1 << 20;
 
   static final String EXIT_CODE_HEADER = "kipam-exit-code";
+  static final int INVALID_NETWORK_CONFIG = 7;
   static final int TRY_AGAIN_LATER = 11;
   static final int PLUGIN_NOT_AVAILABLE = 50;
   static final int INTERNAL = 999;
@@ -76,7 +77,13 @@ public final class Kipam {
         stdout.print(versionAnswer(cniVersion));
         return 0;
       }
-      return forward(env, config, cniVersion, socket(json, defaultSocket), stdout);
+      Path socket;
+      try {
+        socket = SocketPath.resolve(json, defaultSocket);
+      } catch (IllegalArgumentException e) {
+        return error(stdout, cniVersion, INVALID_NETWORK_CONFIG, e.getMessage(), SocketPath.RULE);
+      }
+      return forward(env, config, cniVersion, socket, stdout);
     } catch (Throwable t) { // the last resort, StackOverflowError and OutOfMemoryError included
       return error(
           stdout,
@@ -118,14 +125,6 @@ public final class Kipam {
           "cannot reach kipam-node at " + socket,
           e.getMessage() + "; check that the kipam-node pod on this node is running and ready");
     }
-  }
-
-  /** The socket named by {@code ipam.socket} in the configuration, else the default. */
-  static Path socket(Map<String, Object> config, Path defaultSocket) {
-    if (config.get("ipam") instanceof Map<?, ?> ipam && ipam.get("socket") instanceof String s) {
-      return Path.of(s);
-    }
-    return defaultSocket;
   }
 
   /** The request body: the CNI_* variables only (nothing else of the environment) and stdin. */

@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -149,19 +150,6 @@ class KipamTest {
   }
 
   @Test
-  void malformedConfigurationIsStillForwardedForTheDaemonToExplain() {
-    assertThat(MiniJson.parseObject("{\"cniVersion\": ")).isEmpty();
-    assertThat(Kipam.socket(MiniJson.parseObject("not json"), Kipam.DEFAULT_SOCKET))
-        .isEqualTo(Kipam.DEFAULT_SOCKET);
-    assertThat(
-            Kipam.socket(
-                MiniJson.parseObject(
-                    "{\"ipam\":{\"socket\":\"/var/run/k.sock\",\"x\":[1,2.5e3,true,null]}}"),
-                Kipam.DEFAULT_SOCKET))
-        .isEqualTo(Path.of("/var/run/k.sock"));
-  }
-
-  @Test
   void versionOfAConfigurationTooDeepToReadAnswersWithTheNewest() {
     String deep = "{\"cniVersion\":\"0.4.0\",\"x\":" + "[".repeat(3_000) + "]".repeat(3_000) + "}";
 
@@ -204,5 +192,35 @@ class KipamTest {
     assertThat(out())
         .startsWith("{\"cniVersion\":\"1.1.0\",\"code\":999,")
         .contains("StackOverflowError");
+  }
+
+  @Test
+  void socketPathProblemsAreInvalidConfigurationNotTryAgainLater() {
+    Path relative = Path.of("kipam.sock");
+    String tooLong = dir.resolve("s".repeat(110)).toString();
+
+    for (String socket : List.of(relative.toString(), "/run/k\u0000.sock", tooLong)) {
+      stdout.reset();
+      String config =
+          "{\"cniVersion\":\"1.0.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":"
+              + MiniJson.quote(socket)
+              + "}}";
+
+      assertThat(run(Map.of("CNI_COMMAND", "ADD"), config)).as(socket).isEqualTo(1);
+      assertThat(out())
+          .as(socket)
+          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":7,\"msg\":\"ipam.socket ");
+    }
+  }
+
+  @Test
+  void aSocketThatIsNotAStringIsInvalidConfiguration() {
+    int exit = run(Map.of("CNI_COMMAND", "STATUS"), "{\"ipam\":{\"socket\":[\"/a.sock\"]}}");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .startsWith(
+            "{\"cniVersion\":\"1.1.0\",\"code\":7,"
+                + "\"msg\":\"ipam.socket must be a string, not a list\"");
   }
 }

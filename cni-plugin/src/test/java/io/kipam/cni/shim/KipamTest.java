@@ -1,16 +1,22 @@
 package io.kipam.cni.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -222,5 +228,86 @@ class KipamTest {
         .startsWith(
             "{\"cniVersion\":\"1.1.0\",\"code\":7,"
                 + "\"msg\":\"ipam.socket must be a string, not a list\"");
+  }
+
+  /** Runs the call on another thread, so a call that never returns fails the test instead. */
+  private int runAsync(Map<String, String> env, String stdin) throws Exception {
+    CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> run(env, stdin));
+    await().atMost(Duration.ofSeconds(60)).until(exit::isDone);
+    return exit.get();
+  }
+
+  @Test
+  void daemonThatNeverAnswersIsTryAgainLaterOnceTheDeadlinePasses() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    try (FakeDaemon daemon = FakeDaemon.thatNeverAnswers(socket)) {
+      int exit =
+          runAsync(Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "1"), config(socket));
+
+      assertThat(exit).isEqualTo(1);
+      assertThat(daemon.request).isCompleted();
+      assertThat(out())
+          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":11,")
+          .contains("kipam-node at " + socket + " did not answer within 1 s");
+    }
+  }
+
+  @Test
+  void daemonThatNeverReadsTheCallIsTryAgainLaterOnceTheDeadlinePasses() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    // Bound but never accepting: the connection completes in the backlog, and a call larger than
+    // the socket's buffers blocks while it is sent.
+    try (ServerSocketChannel deaf = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      deaf.bind(UnixDomainSocketAddress.of(socket));
+      String config =
+          "{\"ipam\":{\"socket\":"
+              + MiniJson.quote(socket.toString())
+              + "},\"padding\":\""
+              + "x".repeat(Kipam.STDIN_LIMIT - 200)
+              + "\"}";
+
+      int exit = runAsync(Map.of("CNI_COMMAND", "DEL", "KIPAM_TIMEOUT_SECONDS", "1"), config);
+
+      assertThat(exit).isEqualTo(1);
+      assertThat(out())
+          .startsWith("{\"cniVersion\":\"1.1.0\",\"code\":11,")
+          .contains("did not answer within 1 s");
+    }
+  }
+
+  @Test
+  void statusOfADaemonThatNeverAnswersIsNotAvailable() throws Exception {
+    Path socket = dir.resolve("kipam.sock");
+    try (FakeDaemon daemon = FakeDaemon.thatNeverAnswers(socket)) {
+      int exit =
+          runAsync(Map.of("CNI_COMMAND", "STATUS", "KIPAM_TIMEOUT_SECONDS", "1"), config(socket));
+
+      assertThat(exit).isEqualTo(1);
+      assertThat(out())
+          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":50,")
+          .contains("kipam-node at " + socket + " did not answer within 1 s");
+    }
+  }
+
+  @Test
+  void statusOfAnUnreachableDaemonIsNotAvailable() {
+    Path socket = dir.resolve("absent.sock");
+
+    assertThat(run(Map.of("CNI_COMMAND", "STATUS"), config(socket))).isEqualTo(1);
+    assertThat(out())
+        .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":50,")
+        .contains("kipam-node at " + socket + " is not available");
+  }
+
+  @Test
+  void aMalformedTimeoutIsAnInvalidEnvironment() {
+    Path socket = dir.resolve("absent.sock");
+
+    int exit = run(Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "soon"), config(socket));
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":4,")
+        .contains("KIPAM_TIMEOUT_SECONDS must be a whole number of seconds of at least 1");
   }
 }

@@ -11,11 +11,17 @@ import java.util.Map;
  * quoting strings for the messages it writes. Everything else about the configuration is the
  * daemon's business, so this reader is lenient about what it does not need and never throws: an
  * unreadable configuration yields an empty map, and the daemon reports the problem properly.
+ * Objects and lists nested deeper than {@link #MAX_DEPTH} make a configuration unreadable, so that
+ * no input can exhaust the stack of this recursive reader.
  */
 final class MiniJson {
 
+  /** Far deeper than any network configuration, and far shallower than the stack allows. */
+  static final int MAX_DEPTH = 128;
+
   private final String text;
   private int pos;
+  private int depth;
 
   private MiniJson(String text) {
     this.text = text;
@@ -76,11 +82,13 @@ final class MiniJson {
   }
 
   private Map<String, Object> object() {
+    enter();
     Map<String, Object> map = new LinkedHashMap<>();
     pos++;
     skipSpace();
     if (text.charAt(pos) == '}') {
       pos++;
+      depth--;
       return map;
     }
     while (true) {
@@ -94,17 +102,20 @@ final class MiniJson {
         pos++;
       } else {
         expect('}');
+        depth--;
         return map;
       }
     }
   }
 
   private List<Object> array() {
+    enter();
     List<Object> list = new ArrayList<>();
     pos++;
     skipSpace();
     if (text.charAt(pos) == ']') {
       pos++;
+      depth--;
       return list;
     }
     while (true) {
@@ -114,8 +125,15 @@ final class MiniJson {
         pos++;
       } else {
         expect(']');
+        depth--;
         return list;
       }
+    }
+  }
+
+  private void enter() {
+    if (++depth > MAX_DEPTH) {
+      throw new IllegalArgumentException("nested deeper than " + MAX_DEPTH + " levels at " + pos);
     }
   }
 

@@ -1,22 +1,29 @@
 package io.kipam.cni.shim;
 
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One HTTP/1.1 POST over a unix-domain socket, with java.base only. The request closes the
  * connection, so the answer ends at end of stream whatever framing the server picked; chunked
- * bodies are decoded, a Content-Length is honoured.
+ * bodies are decoded, a Content-Length is honoured. The whole exchange (connect, send, read) has
+ * one deadline: when it passes, the channel is closed under whatever blocking call is under way and
+ * the call fails with a {@link SocketTimeoutException}.
  */
 final class UnixHttpClient {
 
@@ -25,25 +32,44 @@ final class UnixHttpClient {
 
   private UnixHttpClient() {}
 
-  static Response post(Path socket, String path, byte[] body) throws IOException {
-    try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-      channel.connect(UnixDomainSocketAddress.of(socket));
-      String head =
-          "POST "
-              + path
-              + " HTTP/1.1\r\n"
-              + "Host: kipam-node\r\n"
-              + "Content-Type: application/json\r\n"
-              + "Content-Length: "
-              + body.length
-              + "\r\n"
-              + "Connection: close\r\n\r\n";
-      var out = Channels.newOutputStream(channel);
-      out.write(head.getBytes(StandardCharsets.US_ASCII));
-      out.write(body);
-      out.flush();
-      return read(Channels.newInputStream(channel));
+  /**
+   * POSTs {@code body} to {@code path} and reads the whole answer, all within {@code timeout}.
+   *
+   * @throws SocketTimeoutException if the answer is not complete within {@code timeout}
+   */
+  static Response post(Path socket, String path, byte[] body, Duration timeout) throws IOException {
+    try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        Deadline deadline = new Deadline(channel, timeout)) {
+      try {
+        return exchange(channel, socket, path, body);
+      } catch (IOException e) {
+        if (deadline.expired()) {
+          throw new SocketTimeoutException(
+              "no complete answer within " + timeout.toSeconds() + " s");
+        }
+        throw e;
+      }
     }
+  }
+
+  private static Response exchange(SocketChannel channel, Path socket, String path, byte[] body)
+      throws IOException {
+    channel.connect(UnixDomainSocketAddress.of(socket));
+    String head =
+        "POST "
+            + path
+            + " HTTP/1.1\r\n"
+            + "Host: kipam-node\r\n"
+            + "Content-Type: application/json\r\n"
+            + "Content-Length: "
+            + body.length
+            + "\r\n"
+            + "Connection: close\r\n\r\n";
+    var out = Channels.newOutputStream(channel);
+    out.write(head.getBytes(StandardCharsets.US_ASCII));
+    out.write(body);
+    out.flush();
+    return read(Channels.newInputStream(channel));
   }
 
   static Response read(InputStream in) throws IOException {
@@ -80,6 +106,44 @@ final class UnixHttpClient {
       raw = java.util.Arrays.copyOf(raw, length);
     }
     return new Response(status, headers, raw);
+  }
+
+  /**
+   * Closes a channel when the time is up, which ends a blocking connect, write or read on it with
+   * an {@link java.nio.channels.AsynchronousCloseException}. A blocking channel has no timeouts of
+   * its own, and one watcher thread is cheaper to start than a selector.
+   */
+  private static final class Deadline implements AutoCloseable {
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile boolean expired;
+
+    Deadline(Closeable channel, Duration timeout) {
+      Thread watcher =
+          new Thread(
+              () -> {
+                try {
+                  if (done.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                    return;
+                  }
+                  expired = true;
+                  channel.close();
+                } catch (InterruptedException | IOException e) {
+                  // Nothing to do: the call goes on, or has ended anyway.
+                }
+              },
+              "kipam-deadline");
+      watcher.setDaemon(true);
+      watcher.start();
+    }
+
+    boolean expired() {
+      return expired;
+    }
+
+    @Override
+    public void close() {
+      done.countDown();
+    }
   }
 
   private static byte[] dechunk(byte[] raw) throws IOException {

@@ -10,9 +10,11 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -31,26 +33,51 @@ import org.slf4j.LoggerFactory;
  * and so the CNI executable, may connect). {@code POST /v1/cni} carries one CNI call from the
  * {@code kipam} executable; {@code /healthz}, {@code /readyz} and {@code /metrics} are for probes
  * and Prometheus.
+ *
+ * <p>Clients that misbehave cost little: request bodies are capped at {@link #MAX_REQUEST_BYTES}
+ * however they are framed, they are read without holding a thread while the client is slow, and a
+ * connection silent for the idle timeout is closed, so a few stuck clients cannot keep CNI calls or
+ * health checks waiting.
  */
 public final class NodeServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(NodeServer.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Requests above this are refused before they are read: a CNI configuration is small. */
+  /**
+   * Request bodies above this are refused (413) as soon as they are known to be larger, whether by
+   * their Content-Length or by counting chunks: a CNI configuration is small.
+   */
   static final int MAX_REQUEST_BYTES = 4 << 20;
+
+  /**
+   * How long a connection may stay silent (a client that stops in the middle of its request, or
+   * holds a connection it does not use) before the server closes it. The executable sends its whole
+   * call at once, so a few seconds are plenty.
+   */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(5);
 
   private final Server server;
   private final Path socket;
 
   public NodeServer(
       Path socket, CniEndpoint cni, BooleanSupplier ready, PrometheusRegistry registry) {
+    this(socket, cni, ready, registry, DEFAULT_IDLE_TIMEOUT);
+  }
+
+  public NodeServer(
+      Path socket,
+      CniEndpoint cni,
+      BooleanSupplier ready,
+      PrometheusRegistry registry,
+      Duration idleTimeout) {
     this.socket = socket;
     QueuedThreadPool threads = new QueuedThreadPool(64, 4);
     threads.setName("kipam-node-http");
     server = new Server(threads);
     UnixDomainServerConnector connector = new UnixDomainServerConnector(server);
     connector.setUnixDomainPath(socket);
+    connector.setIdleTimeout(idleTimeout.toMillis());
     server.addConnector(connector);
     server.setHandler(new Routes(cni, ready, registry));
   }
@@ -104,32 +131,73 @@ public final class NodeServer implements AutoCloseable {
       return true;
     }
 
-    private void cni(Request request, Response response, Callback callback) throws IOException {
+    /**
+     * Reads the envelope without holding a thread (see {@link BoundedBody}), then makes the CNI
+     * call on a pool thread: it may wait on the API server, and must never do so on a selector.
+     */
+    private void cni(Request request, Response response, Callback callback) {
       if (!"POST".equals(request.getMethod())) {
         text(response, callback, 405, "POST only\n");
         return;
       }
-      long length = request.getLength();
-      if (length > MAX_REQUEST_BYTES) {
-        text(response, callback, 413, "request larger than " + MAX_REQUEST_BYTES + " bytes\n");
+      if (request.getLength() > MAX_REQUEST_BYTES) {
+        tooLarge(response, callback);
         return;
       }
-      JsonNode envelope;
+      BoundedBody.read(
+          request,
+          MAX_REQUEST_BYTES,
+          new BoundedBody.Outcome() {
+            @Override
+            public void complete(byte[] body) {
+              try {
+                request.getComponents().getExecutor().execute(() -> call(body, response, callback));
+              } catch (RuntimeException e) {
+                callback.failed(e);
+              }
+            }
+
+            @Override
+            public void tooLarge() {
+              Routes.tooLarge(response, callback);
+            }
+
+            @Override
+            public void failed(Throwable failure) {
+              if (failure instanceof TimeoutException) {
+                text(response, callback, 408, "request body not received in time\n");
+              } else {
+                callback.failed(failure);
+              }
+            }
+          });
+    }
+
+    private void call(byte[] body, Response response, Callback callback) {
       try {
-        envelope = JSON.readTree(Content.Source.asInputStream(request));
-      } catch (IOException e) {
-        text(response, callback, 400, "not a kipam CNI envelope: " + e.getMessage() + "\n");
-        return;
+        JsonNode envelope;
+        try {
+          envelope = JSON.readTree(body);
+        } catch (IOException e) {
+          text(response, callback, 400, "not a kipam CNI envelope: " + e.getMessage() + "\n");
+          return;
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        envelope.path("env").properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
+        byte[] stdin = Base64.getDecoder().decode(envelope.path("stdin").asText(""));
+        CniEndpoint.Answer answer = cni.handle(env, stdin);
+        response.setStatus(200);
+        response.getHeaders().put("Kipam-Exit-Code", Integer.toString(answer.exitCode()));
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, answer.stdout().length);
+        response.write(true, ByteBuffer.wrap(answer.stdout()), callback);
+      } catch (RuntimeException e) {
+        callback.failed(e);
       }
-      Map<String, String> env = new LinkedHashMap<>();
-      envelope.path("env").properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
-      byte[] stdin = Base64.getDecoder().decode(envelope.path("stdin").asText(""));
-      CniEndpoint.Answer answer = cni.handle(env, stdin);
-      response.setStatus(200);
-      response.getHeaders().put("Kipam-Exit-Code", Integer.toString(answer.exitCode()));
-      response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-      response.getHeaders().put(HttpHeader.CONTENT_LENGTH, answer.stdout().length);
-      response.write(true, ByteBuffer.wrap(answer.stdout()), callback);
+    }
+
+    private static void tooLarge(Response response, Callback callback) {
+      text(response, callback, 413, "request larger than " + MAX_REQUEST_BYTES + " bytes\n");
     }
 
     private static void text(Response response, Callback callback, int status, String body) {

@@ -10,15 +10,24 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A one-shot HTTP peer on a unix socket for the executable's own unit tests: it records the raw
- * request and sends a canned raw answer. The real daemon is exercised by the *IT and *E2E tests.
+ * request and sends a canned raw answer, or, made by {@link #thatNeverAnswers}, keeps the
+ * connection open without a word until it is closed. The real daemon is exercised by the *IT and
+ * *E2E tests.
  */
 final class FakeDaemon implements AutoCloseable {
 
   private final ServerSocketChannel server;
+  private final CountDownLatch closed = new CountDownLatch(1);
   final CompletableFuture<String> request = new CompletableFuture<>();
+
+  /** A daemon that accepts one call, reads it, and never answers. */
+  static FakeDaemon thatNeverAnswers(Path socket) throws IOException {
+    return new FakeDaemon(socket, null);
+  }
 
   FakeDaemon(Path socket, String rawAnswer) throws IOException {
     server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -28,9 +37,15 @@ final class FakeDaemon implements AutoCloseable {
             () -> {
               try (SocketChannel client = server.accept()) {
                 request.complete(readRequest(client));
-                client.write(ByteBuffer.wrap(rawAnswer.getBytes(StandardCharsets.UTF_8)));
+                if (rawAnswer == null) {
+                  closed.await();
+                } else {
+                  client.write(ByteBuffer.wrap(rawAnswer.getBytes(StandardCharsets.UTF_8)));
+                }
               } catch (IOException e) {
                 request.completeExceptionally(new UncheckedIOException(e));
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               }
             });
     t.setDaemon(true);
@@ -65,6 +80,7 @@ final class FakeDaemon implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    closed.countDown();
     server.close();
   }
 }

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,6 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The executable and the daemon's real HTTP server agree on the wire. */
 class ShimToServerTest {
+
+  private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
   @TempDir Path dir;
 
@@ -58,10 +61,13 @@ class ShimToServerTest {
       assertThat(seenEnv.get()).containsOnlyKeys("CNI_COMMAND", "CNI_CONTAINERID");
       assertThat(seenStdin.get()).isEqualTo(config);
 
-      assertThat(UnixHttpClient.post(socket, "/readyz", new byte[0]).status()).isEqualTo(503);
+      assertThat(UnixHttpClient.post(socket, "/readyz", new byte[0], TIMEOUT).status())
+          .isEqualTo(503);
       ready.set(true);
-      assertThat(UnixHttpClient.post(socket, "/readyz", new byte[0]).status()).isEqualTo(200);
-      assertThat(UnixHttpClient.post(socket, "/healthz", new byte[0]).status()).isEqualTo(200);
+      assertThat(UnixHttpClient.post(socket, "/readyz", new byte[0], TIMEOUT).status())
+          .isEqualTo(200);
+      assertThat(UnixHttpClient.post(socket, "/healthz", new byte[0], TIMEOUT).status())
+          .isEqualTo(200);
     }
     assertThat(socket).doesNotExist();
   }

@@ -16,6 +16,22 @@ final class CniCall {
     boolean ok() {
       return exit == 0;
     }
+
+    /** The first address of a successful ADD's result, without its prefix length. */
+    String ip() {
+      org.assertj.core.api.Assertions.assertThat(ok()).as(stdout).isTrue();
+      try {
+        return new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(stdout)
+            .path("ips")
+            .get(0)
+            .path("address")
+            .asText()
+            .split("/")[0];
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
   }
 
   private CniCall() {}

@@ -85,12 +85,6 @@ class NodeDaemonIT {
         Cluster.config("1.0.0", daemon.socket.toString(), pools));
   }
 
-  private static String ipOf(CniCall.Outcome outcome) throws Exception {
-    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
-    JsonNode result = JSON.readTree(outcome.stdout());
-    return result.path("ips").get(0).path("address").asText().split("/")[0];
-  }
-
   private List<IPAddress> addresses() {
     return client.resources(IPAddress.class).inNamespace(namespace).list().getItems();
   }
@@ -99,7 +93,7 @@ class NodeDaemonIT {
   void addGivesAnAddressOfThePoolHeldByAnIPAddressOwnedByThePod() throws Exception {
     Pod pod = Cluster.pod(client, namespace, "web-0", node);
 
-    String ip = ipOf(call("ADD", pod, "c-web-0", pool));
+    String ip = call("ADD", pod, "c-web-0", pool).ip();
 
     assertThat(ip).startsWith("10.231.0.");
     IPAddress address =
@@ -187,9 +181,9 @@ class NodeDaemonIT {
   @Test
   void addIsIdempotentAndDelSucceedsWhateverIsLeft() throws Exception {
     Pod pod = Cluster.pod(client, namespace, "idem", node);
-    String first = ipOf(call("ADD", pod, "c-idem", pool));
+    String first = call("ADD", pod, "c-idem", pool).ip();
 
-    assertThat(ipOf(call("ADD", pod, "c-idem", pool))).isEqualTo(first);
+    assertThat(call("ADD", pod, "c-idem", pool).ip()).isEqualTo(first);
     assertThat(addresses()).hasSize(1);
 
     for (int i = 0; i < 3; i++) {
@@ -198,7 +192,7 @@ class NodeDaemonIT {
     assertThat(call("DEL", pod, "c-never-added", pool).ok()).isTrue();
     assertThat(addresses()).isEmpty();
 
-    String again = ipOf(call("ADD", pod, "c-idem-2", pool));
+    String again = call("ADD", pod, "c-idem-2", pool).ip();
     client.resources(IPAddress.class).inNamespace(namespace).delete();
     await().atMost(Duration.ofSeconds(30)).until(() -> addresses().isEmpty());
     assertThat(call("DEL", pod, "c-idem-2", pool).ok())
@@ -212,17 +206,16 @@ class NodeDaemonIT {
     Pod first = Cluster.pod(client, namespace, "first", node);
     Pod second = Cluster.pod(client, namespace, "second", node);
     String ip =
-        ipOf(
-            await()
-                .atMost(Duration.ofSeconds(30))
-                .until(
-                    () -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok)
+            .ip();
     assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () ->
-                assertThat(ipOf(call("ADD", second, "c-second", singleAddressPool))).isEqualTo(ip));
+                assertThat(call("ADD", second, "c-second", singleAddressPool).ip()).isEqualTo(ip));
 
     assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
 
@@ -237,12 +230,10 @@ class NodeDaemonIT {
     Pod owner = Cluster.pod(client, namespace, "gc-owner", node);
     // Another test may have just released the pool's one address; it rests for 3s.
     String ip =
-        ipOf(
-            await()
-                .atMost(Duration.ofSeconds(30))
-                .until(
-                    () -> call("ADD", owner, "c-gc-owner", singleAddressPool),
-                    CniCall.Outcome::ok));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> call("ADD", owner, "c-gc-owner", singleAddressPool), CniCall.Outcome::ok)
+            .ip();
 
     client.pods().inNamespace(namespace).withName("gc-owner").withGracePeriod(0).delete();
     await().atMost(Duration.ofSeconds(90)).until(() -> addresses().isEmpty());
@@ -254,8 +245,7 @@ class NodeDaemonIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
-            () ->
-                assertThat(ipOf(call("ADD", next, "c-gc-next", singleAddressPool))).isEqualTo(ip));
+            () -> assertThat(call("ADD", next, "c-gc-next", singleAddressPool).ip()).isEqualTo(ip));
     assertThat(call("DEL", next, "c-gc-next", singleAddressPool).ok()).isTrue();
   }
 }

@@ -94,16 +94,6 @@ class NodeSafetyIT {
         Cluster.config("1.1.0", daemon.socket.toString(), pools).replace("kipam-test", network));
   }
 
-  private static String ipOf(CniCall.Outcome outcome) throws Exception {
-    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
-    return JSON.readTree(outcome.stdout())
-        .path("ips")
-        .get(0)
-        .path("address")
-        .asText()
-        .split("/")[0];
-  }
-
   private List<IPAddress> addressesOf(String pool) {
     return client
         .resources(IPAddress.class)
@@ -125,7 +115,7 @@ class NodeSafetyIT {
     String pool = Fixtures.uniqueName("again");
     Cluster.readyPool(client, pool, Cluster.spec("10.236.0.0/24", 28, 0));
     Pod pod = Cluster.pod(client, namespaces.get(0), "again-0", node);
-    assertThat(ipOf(call("ADD", pod, "c-again-0", "net", pool))).startsWith("10.236.0.");
+    assertThat(call("ADD", pod, "c-again-0", "net", pool).ip()).startsWith("10.236.0.");
     assertThat(call("DEL", pod, "c-again-0", "net", pool).ok()).isTrue();
 
     client.resources(IPPool.class).withName(pool).delete();
@@ -139,7 +129,7 @@ class NodeSafetyIT {
         await()
             .atMost(Duration.ofSeconds(60))
             .until(() -> call("ADD", next, "c-again-1", "net", pool), CniCall.Outcome::ok);
-    assertThat(ipOf(added)).startsWith("10.237.0.");
+    assertThat(added.ip()).startsWith("10.237.0.");
     assertThat(call("DEL", next, "c-again-1", "net", pool).ok()).isTrue();
   }
 
@@ -149,8 +139,8 @@ class NodeSafetyIT {
     Cluster.readyPool(client, pool, Cluster.spec("10.238.0.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "net-a-pod", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "net-b-pod", node);
-    String ipA = ipOf(call("ADD", a, "c-net-a", "net-a", pool));
-    String ipB = ipOf(call("ADD", b, "c-net-b", "net-b", pool));
+    String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
+    String ipB = call("ADD", b, "c-net-b", "net-b", pool).ip();
 
     // GC of net-a listing none of its attachments, past the daemon's grace period (2 s in tests).
     String gc =
@@ -243,7 +233,7 @@ class NodeSafetyIT {
                 kubeletUid),
             Cluster.config("1.1.0", daemon.socket.toString(), pool));
 
-    String ip = ipOf(outcome);
+    String ip = outcome.ip();
     IPAddress address =
         client
             .resources(IPAddress.class)
@@ -266,7 +256,7 @@ class NodeSafetyIT {
     Cluster.readyPool(client, pool, Cluster.spec("10.241.128.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "del-a", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "del-b", node);
-    ipOf(call("ADD", b, "c-shared-id", "net", pool));
+    call("ADD", b, "c-shared-id", "net", pool).ip();
 
     // A's identity with the container ID B uses now.
     assertThat(call("DEL", a, "c-shared-id", "net", pool).ok()).isTrue();
@@ -314,7 +304,7 @@ class NodeSafetyIT {
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () ->
-                assertThat(ipOf(call("ADD", pod, "c-after-garbage", "net", pool)))
+                assertThat(call("ADD", pod, "c-after-garbage", "net", pool).ip())
                     .isEqualTo("10.242.128.9"));
   }
 
@@ -392,7 +382,7 @@ class NodeSafetyIT {
             });
     await()
         .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> ipOf(call("ADD", pod, "c-selective", "net", pool)));
+        .untilAsserted(() -> call("ADD", pod, "c-selective", "net", pool).ip());
 
     String byNamespace = Fixtures.uniqueName("by-ns");
     var nsSpec = Cluster.spec("10.244.128.0/24", 28, 0);
@@ -415,7 +405,7 @@ class NodeSafetyIT {
             });
     await()
         .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> ipOf(call("ADD", other, "c-by-ns", "net", byNamespace)));
+        .untilAsserted(() -> call("ADD", other, "c-by-ns", "net", byNamespace).ip());
   }
 
   private static Map<String, String> withLabel(

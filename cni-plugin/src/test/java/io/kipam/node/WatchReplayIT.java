@@ -63,10 +63,10 @@ class WatchReplayIT {
         Pod n = Cluster.pod(client, namespaces.get(1), "n-" + round, node);
         Pod t = Cluster.pod(client, namespaces.get(2), "t-" + round, node);
 
-        String x = ipOf(call(kipam, "ADD", h, config));
+        String x = call(kipam, "ADD", h, config).ip();
         assertThat(call(kipam, "DEL", h, config).ok()).isTrue();
         CniCall.Outcome addN = call(kipam, "ADD", n, config);
-        assertThat(ipOf(addN)).as("round %d: N gets the released address", round).isEqualTo(x);
+        assertThat(addN.ip()).as("round %d: N gets the released address", round).isEqualTo(x);
 
         controlPlane.stopApiServer();
         controlPlane.startApiServer();
@@ -115,15 +115,5 @@ class WatchReplayIT {
             pod.getMetadata().getName(),
             pod.getMetadata().getUid());
     return CniCall.run(kipam, env, config);
-  }
-
-  private static String ipOf(CniCall.Outcome outcome) throws Exception {
-    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
-    return JSON.readTree(outcome.stdout())
-        .path("ips")
-        .get(0)
-        .path("address")
-        .asText()
-        .split("/")[0];
   }
 }

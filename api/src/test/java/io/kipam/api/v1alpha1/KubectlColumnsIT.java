@@ -97,6 +97,7 @@ class KubectlColumnsIT {
             pod, "6f1c2a8e-0000-4000-8000-" + String.format("%012d", ip.hashCode() & 0xffffff)));
     spec.setContainerID("containerd://" + "a".repeat(64));
     spec.setInterfaceName("eth0");
+    spec.setNetwork("pods");
     address.setSpec(spec);
     return address;
   }

@@ -34,9 +34,12 @@ public final class Fixtures {
         .namespaces()
         .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
         .create();
+    // After tests that restart kube-apiserver many times, kube-controller-manager's watches may be
+    // in their longest back-off (30 s per watch), so its service account controller can take a
+    // minute or more to notice a new namespace.
     awaitCondition(
         "default service account in namespace " + name,
-        Duration.ofSeconds(60),
+        Duration.ofSeconds(180),
         () -> client.serviceAccounts().inNamespace(name).withName("default").get() != null);
     return name;
   }

@@ -244,7 +244,10 @@ public final class KubernetesStore implements AllocationStore {
       return new RequestRejectedException(
           code, "the API server refused to " + what + ": " + reason);
     }
-    if (code == 429 || (code == 0 && neverConnected(e))) {
+    // No HTTP status at all (fabric8 reports 0 or -1): the transport failed, before or after the
+    // request went out.
+    boolean noAnswer = code < 100;
+    if (code == 429 || (noAnswer && neverConnected(e))) {
       return new StoreUnavailableException(
           "cannot "
               + what
@@ -253,7 +256,7 @@ public final class KubernetesStore implements AllocationStore {
               + ")",
           e);
     }
-    if (code == 0 || code >= 500) {
+    if (noAnswer || code >= 500) {
       String message =
           "cannot " + what + ": no answer from the API server (" + e.getMessage() + ")";
       return create

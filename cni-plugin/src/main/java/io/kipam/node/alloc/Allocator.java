@@ -229,15 +229,10 @@ public final class Allocator {
               + ") allows no more");
     }
     for (Cidr block : ledger.unclaimedBlocks(pool, random, ATTEMPTS)) {
-      String uid;
-      try {
-        uid = store.claimBlock(pool.name(), block, ledger.node());
-      } catch (WriteOutcomeUnknownException e) {
-        // The block may be this node's now; the node's block watch will say. Never pick it again
-        // as "unclaimed" meanwhile.
-        ledger.blockSeen(pool.name(), block, null);
-        throw e;
-      }
+      // A claim with an unknown outcome changes nothing here: if it happened, the node's block
+      // watch brings the block as this node's; if not, the block is still free. Marking it taken
+      // would lose it for good when the claim did not happen.
+      String uid = store.claimBlock(pool.name(), block, ledger.node());
       if (uid != null) {
         ledger.blockSeen(pool.name(), block, ledger.node());
         log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());

@@ -432,6 +432,17 @@ class AllocatorTest {
   }
 
   @Test
+  void aBlockClaimWithUnknownOutcomeDoesNotLoseTheBlock() {
+    // One block only: if a claim that never happened marked it taken, the pool would be lost.
+    PoolView pool = pool("p4", "10.0.0.0/28", 28, 0);
+    store.claimsTimeOut = true;
+    assertThatThrownBy(() -> add(pool, 1)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.claimsTimeOut = false;
+
+    assertThat(add(pool, 1).block()).isEqualTo(pool.layout().block(java.math.BigInteger.ZERO));
+  }
+
+  @Test
   void aDelCarryingAnotherPodsIdentityReleasesNothing() {
     PoolView pool = pool("p4", "10.0.0.0/24", 28, 0);
     Lease b = add(pool, 1);

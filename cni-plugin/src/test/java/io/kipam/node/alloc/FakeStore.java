@@ -30,11 +30,16 @@ final class FakeStore implements AllocationStore {
   volatile boolean failWrites;
   volatile boolean rejectCreates;
   volatile double lostAnswers;
+  volatile boolean claimsTimeOut;
   private final Random random = new Random(11);
 
   @Override
   public String claimBlock(String pool, Cidr block, String node) {
     maybeFail();
+    if (claimsTimeOut) {
+      // The request never reached the API server, but the client cannot know that.
+      throw new WriteOutcomeUnknownException("timeout before the claim was sent (test)", null);
+    }
     String uid = UUID.randomUUID().toString();
     return blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) == null
         ? uid

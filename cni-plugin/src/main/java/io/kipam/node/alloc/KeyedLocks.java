@@ -36,8 +36,4 @@ final class KeyedLocks<K> {
       entries.compute(key, (k, e) -> --e.users == 0 ? null : e);
     }
   }
-
-  int size() {
-    return entries.size();
-  }
 }

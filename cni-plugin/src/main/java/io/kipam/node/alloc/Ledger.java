@@ -233,15 +233,6 @@ public final class Ledger {
     return List.copyOf(ownBlocks.getOrDefault(pool, Set.of()));
   }
 
-  /** How many of this node's blocks of {@code pool} are open for allocation (not draining). */
-  public synchronized int usableBlocks(String pool) {
-    int n = 0;
-    for (Cidr block : ownBlocks.getOrDefault(pool, Set.of())) {
-      n += drainingBlocks.contains(new BlockKey(pool, block)) ? 0 : 1;
-    }
-    return n;
-  }
-
   public synchronized boolean taken(String pool, Cidr block) {
     return takenBlocks.getOrDefault(pool, Set.of()).contains(block);
   }
@@ -348,10 +339,6 @@ public final class Ledger {
       }
     }
     return due;
-  }
-
-  public synchronized int uncertainCount() {
-    return uncertain.size();
   }
 
   /**

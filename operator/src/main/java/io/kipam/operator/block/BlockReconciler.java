@@ -12,11 +12,14 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
+import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.PreconditionedDelete;
 import java.time.Clock;
@@ -24,6 +27,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +43,16 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
 
   public static final String NAME = "ipblock";
   private static final String NODES = "block-nodes";
+  private static final String POOLS = "block-pools";
   private static final String BY_NODE = "kipam-block-by-node";
+  private static final String BY_POOL = "kipam-block-by-pool";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
   private static final Logger log = LoggerFactory.getLogger(BlockReconciler.class);
 
   private final Clock clock;
   private final ReleasePlanner planner;
   private final HandshakeMemory memory = new HandshakeMemory();
+  private final LayoutCache layouts = new LayoutCache();
   private final EventRecorder events;
   private final OperatorMetrics metrics;
   private final Duration recheck;
@@ -80,6 +87,15 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
             b.getSpec() == null || b.getSpec().getNode() == null
                 ? List.of()
                 : List.of(b.getSpec().getNode()));
+    blocks.addIndexer(BY_POOL, b -> Blocks.poolOf(b).map(List::of).orElse(List.of()));
+    // Pools are only looked up (for their layout when one is short); they trigger nothing here.
+    var pools =
+        new InformerEventSource<>(
+            InformerEventSourceConfiguration.from(IPPool.class, IPBlock.class)
+                .withName(POOLS)
+                .withSecondaryToPrimaryMapper((IPPool pool) -> Set.<ResourceID>of())
+                .build(),
+            context);
     // Only a Node's arrival and deletion matter here; its frequent status updates do not.
     var nodes =
         new InformerEventSource<>(
@@ -93,7 +109,7 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
                 .withOnUpdateFilter((before, after) -> false)
                 .build(),
             context);
-    return List.of(nodes);
+    return List.of(nodes, pools);
   }
 
   @Override
@@ -112,6 +128,7 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
     ReleasePlan plan = planner.plan(block, memory, now);
     if (plan instanceof ReleasePlan.Wait wait) {
       reportRefusal(block);
+      relievePressure(block, releaser, context, now);
       return wait.recheck().isZero()
           ? UpdateControl.noUpdate()
           : UpdateControl.<IPBlock>noUpdate().rescheduleAfter(wait.recheck().toMillis());
@@ -177,6 +194,53 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
     return UpdateControl.noUpdate();
   }
 
+  /**
+   * When this block's node is short in its pool ({@link PoolPressure}), asks at once for an empty
+   * block of another node, so that capacity moves to where it is needed.
+   */
+  private void relievePressure(
+      IPBlock block, BlockReleaser releaser, Context<IPBlock> context, Instant now) {
+    if (Blocks.allocated(block) == 0) {
+      return;
+    }
+    String poolName = Blocks.poolOf(block).orElse(null);
+    @SuppressWarnings("unchecked")
+    var pools =
+        (InformerEventSource<IPPool, IPBlock>)
+            context.eventSourceRetriever().getEventSourceFor(IPPool.class, POOLS);
+    IPPool pool = poolName == null ? null : pools.get(new ResourceID(poolName)).orElse(null);
+    if (pool == null || pool.getMetadata().getDeletionTimestamp() != null) {
+      return;
+    }
+    PoolLayout layout;
+    try {
+      layout = layouts.of(pool);
+    } catch (IllegalArgumentException e) {
+      return;
+    }
+    if (!PoolPressure.full(block, layout)) {
+      return;
+    }
+    List<IPBlock> siblings =
+        context.getPrimaryCache().byIndex(BY_POOL, poolName).stream()
+            .filter(b -> Blocks.belongsTo(b, pool))
+            .toList();
+    String node = block.getSpec().getNode();
+    PoolPressure.donorFor(node, layout, siblings)
+        .ifPresent(
+            donor ->
+                releaser
+                    .request(
+                        donor,
+                        "IPPool "
+                            + poolName
+                            + " is short: node "
+                            + node
+                            + " has no free address in its blocks and no block is left to claim",
+                        now)
+                    .ifPresent(round -> memory.asked(donor.getMetadata().getUid(), round)));
+  }
+
   /** The fresh block still carries a Ready answer to {@code round} and reports no allocation. */
   private static boolean readyFor(IPBlock fresh, String round) {
     BlockRelease release = fresh.getStatus() == null ? null : fresh.getStatus().getRelease();
@@ -184,7 +248,7 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
         && release.getState() == ReleaseState.Ready
         && Objects.equals(release.getRequestedAt(), round)
         && release.getRespondedAt() != null
-        && io.kipam.operator.kube.Blocks.allocated(fresh) == 0;
+        && Blocks.allocated(fresh) == 0;
   }
 
   private UpdateControl<IPBlock> nodeGone(

@@ -25,6 +25,7 @@ import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.PoolLayouts;
 import io.kipam.operator.kube.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;

@@ -1,11 +1,11 @@
-package io.kipam.operator.pool;
+package io.kipam.operator.kube;
 
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import java.util.List;
 
 /** The geometry of a pool's spec, as kipam-node reads it. */
-final class PoolLayouts {
+public final class PoolLayouts {
 
   private PoolLayouts() {}
 
@@ -13,7 +13,7 @@ final class PoolLayouts {
    * @throws IllegalArgumentException when the spec does not describe a pool (admission refuses such
    *     specs, so this means a CRD without its validation rules)
    */
-  static PoolLayout of(IPPoolSpec spec) {
+  public static PoolLayout of(IPPoolSpec spec) {
     if (spec == null) {
       throw new IllegalArgumentException("the pool has no spec");
     }

@@ -3,6 +3,7 @@ package io.kipam.operator;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.Interceptor;
+import java.net.URI;
 import java.util.function.LongSupplier;
 
 /**
@@ -10,8 +11,9 @@ import java.util.function.LongSupplier;
  * writes, informers' lists), as client-go's QPS/burst limiter: {@code burst} requests at once, then
  * {@code qps} per second. fabric8 has no such limiter of its own, so without one the operator's
  * rate would be bounded by nothing; with client-go's defaults (5/10) a restart with thousands of
- * blocks would take minutes. Watches are not counted: they are long-lived and reconnect with their
- * own back-off.
+ * blocks would take minutes. Not counted: watches, which are long-lived and reconnect with their
+ * own back-off, and the leader election's Lease requests, which must never queue behind reconciles
+ * (a renewal late by the renew deadline costs the Lease).
  *
  * <p>The wait happens in {@link #before}, on the thread that makes the request (a reconcile or an
  * informer thread), never on the HTTP client's I/O threads.
@@ -43,11 +45,16 @@ public final class ApiRateLimiter implements Interceptor {
 
   @Override
   public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
-    String query = request.uri().getRawQuery();
-    if (query != null && query.contains("watch=true")) {
-      return;
+    if (limited(request.uri())) {
+      acquire();
     }
-    acquire();
+  }
+
+  static boolean limited(URI uri) {
+    String query = uri.getRawQuery();
+    boolean watch = query != null && query.matches("(^|.*&)watch=(true|1)(&.*|$)");
+    boolean lease = uri.getRawPath().startsWith("/apis/coordination.k8s.io/");
+    return !watch && !lease;
   }
 
   /** Takes one token and returns how many nanoseconds the caller must wait before sending. */

@@ -107,10 +107,11 @@ public final class KipamOperator implements AutoCloseable {
             settings.blockIdleDelay(),
             settings.releaseRetryDelay(),
             settings.recheckInterval(),
-            events,
-            metrics,
+            client,
             addresses,
-            delete),
+            delete,
+            events,
+            metrics),
         this::common);
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {

@@ -67,8 +67,4 @@ final class HandshakeMemory {
     refusals.keySet().retainAll(uids);
     reported.keySet().retainAll(uids);
   }
-
-  int size() {
-    return Math.max(Math.max(idleSince.size(), asked.size()), refusals.size());
-  }
 }

@@ -2,7 +2,6 @@ package io.kipam.operator.pool;
 
 import static java.util.stream.Collectors.toSet;
 
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -59,6 +58,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
 
   private final Clock clock;
   private final EventRecorder events;
+  private final PoolTransitions transitions;
   private final OperatorMetrics metrics;
   private final Duration recheck;
   private final AddressLookup addresses;
@@ -73,6 +73,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       PreconditionedDelete delete) {
     this.clock = clock;
     this.events = events;
+    this.transitions = new PoolTransitions(events);
     this.metrics = metrics;
     this.recheck = recheck;
     this.addresses = addresses;
@@ -194,8 +195,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         status.getAllocated(),
         status.getCapacity(),
         status.getBlocks(),
-        summary(status));
-    reportTransitions(pool, before, status);
+        PoolTransitions.summary(status));
+    transitions.report(pool, before, status);
   }
 
   private static boolean same(IPPoolStatus a, IPPoolStatus b, Context<IPPool> context) {
@@ -205,53 +206,5 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     var serialization = context.getClient().getKubernetesSerialization();
     return Objects.equals(
         serialization.convertValue(a, Map.class), serialization.convertValue(b, Map.class));
-  }
-
-  private void reportTransitions(IPPool pool, IPPoolStatus before, IPPoolStatus after) {
-    List<Condition> old = before == null ? List.of() : before.getConditions();
-    Condition ready = Conditions.find(after.getConditions(), PoolStatusCalculator.READY).get();
-    Optional<Condition> wasReady = Conditions.find(old, PoolStatusCalculator.READY);
-    boolean readyChanged =
-        wasReady.isEmpty()
-            || !wasReady.get().getStatus().equals(ready.getStatus())
-            || !wasReady.get().getReason().equals(ready.getReason())
-            || (PoolStatusCalculator.REASON_OVERLAP.equals(ready.getReason())
-                && !wasReady.get().getMessage().equals(ready.getMessage()));
-    if (readyChanged) {
-      boolean ok = Conditions.TRUE.equals(ready.getStatus());
-      boolean terminating = PoolStatusCalculator.REASON_TERMINATING.equals(ready.getReason());
-      events.record(
-          pool,
-          ok || terminating ? EventRecorder.Type.Normal : EventRecorder.Type.Warning,
-          ok ? "Ready" : ready.getReason(),
-          ready.getMessage());
-    }
-    Condition exhausted =
-        Conditions.find(after.getConditions(), PoolStatusCalculator.EXHAUSTED).get();
-    Conditions.find(old, PoolStatusCalculator.EXHAUSTED)
-        .filter(was -> !was.getStatus().equals(exhausted.getStatus()))
-        .ifPresent(
-            was -> {
-              boolean now = Conditions.TRUE.equals(exhausted.getStatus());
-              events.record(
-                  pool,
-                  now ? EventRecorder.Type.Warning : EventRecorder.Type.Normal,
-                  now ? "Exhausted" : "AddressesAvailable",
-                  exhausted.getMessage());
-            });
-  }
-
-  private static String summary(IPPoolStatus status) {
-    StringBuilder out = new StringBuilder();
-    for (Condition c : status.getConditions()) {
-      out.append(out.isEmpty() ? "" : ", ")
-          .append(c.getType())
-          .append('=')
-          .append(c.getStatus())
-          .append(" (")
-          .append(c.getReason())
-          .append(')');
-    }
-    return out.toString();
   }
 }

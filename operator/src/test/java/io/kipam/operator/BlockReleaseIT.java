@@ -197,6 +197,28 @@ class BlockReleaseIT {
   }
 
   @Test
+  void aReadyAnsweredWhileNoOperatorRanIsActedOnOnlyAfterFreshChecks() throws Exception {
+    IPBlock block = pooledBlock("away");
+    awaitRequested(block);
+    operator.close();
+
+    // While no operator runs: the daemon answers Ready, and an address of the block appears.
+    kipam.answer(block.getMetadata().getName(), ReleaseState.Ready, "empty");
+    String namespace = Fixtures.namespace(client, "away");
+    IPAddress address = kipam.allocate(namespace, block, Kipam.addressIn(block, 6));
+    operator = RunningOperator.start(controlPlane, settings);
+
+    await()
+        .atMost(WITHIN)
+        .until(() -> kipam.eventReasons(block.getMetadata().getName()).contains("ReleaseBlocked"));
+    assertThat(kipam.block(block.getMetadata().getName())).isNotNull();
+
+    kipam.delete(address);
+
+    await().atMost(WITHIN).until(() -> kipam.block(block.getMetadata().getName()) == null);
+  }
+
+  @Test
   void aBlockOfADeletedNodeGoesWhenNoAddressReferencesIt() {
     IPBlock block = pooledBlock("gone");
     // An allocation keeps it from being asked for while the test looks at the node rule alone.

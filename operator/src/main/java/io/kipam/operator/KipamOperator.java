@@ -1,0 +1,226 @@
+package io.kipam.operator;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.kipam.operator.block.BlockReconciler;
+import io.kipam.operator.kube.AddressLookup;
+import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.operator.pool.PoolReconciler;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kipam-operator: the IPPool and IPBlock controllers on java-operator-sdk, a Prometheus endpoint,
+ * and leader election through a Lease, so that of several replicas exactly one acts. {@link #main}
+ * runs it from the environment ({@link OperatorSettings}); {@link #start} runs the same wiring
+ * inside another program, as the tests do, and {@link #close} stops it.
+ *
+ * <p>Every replica keeps its caches warm; only the Lease holder reconciles. A replica that loses
+ * the Lease stops acting at once: {@code main} ends the process (the Deployment restarts it as a
+ * standby), an embedded operator stops itself.
+ */
+public final class KipamOperator implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(KipamOperator.class);
+
+  private final OperatorSettings settings;
+  private final OperatorMetrics metrics = new OperatorMetrics();
+  private KubernetesClient client;
+  private Operator operator;
+  private MetricsServer http;
+  private volatile boolean leading;
+  private volatile boolean closing;
+
+  private KipamOperator(OperatorSettings settings) {
+    this.settings = settings;
+  }
+
+  public static void main(String[] args) throws Exception {
+    OperatorSettings settings;
+    try {
+      settings = OperatorSettings.fromEnvironment(System.getenv());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kipam-operator: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    KipamOperator operator = start(settings);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  operator.close();
+                  stopped.countDown();
+                },
+                "kipam-operator-stop"));
+    stopped.await();
+  }
+
+  /** Starts an operator with {@code settings}; it runs until {@link #close}. */
+  public static KipamOperator start(OperatorSettings settings) throws Exception {
+    KipamOperator started = new KipamOperator(settings);
+    try {
+      started.run();
+    } catch (Exception | Error e) {
+      started.close();
+      throw e;
+    }
+    return started;
+  }
+
+  private void run() throws Exception {
+    client = ApiClients.create(settings);
+    Clock clock = Clock.systemUTC();
+    EventRecorder events =
+        new EventRecorder(client, settings.eventNamespace(), settings.identity(), clock);
+    AddressLookup addresses = new AddressLookup(client);
+    PreconditionedDelete delete = new PreconditionedDelete(client);
+    operator =
+        new Operator(
+            o -> {
+              o.withKubernetesClient(client)
+                  .withMetrics(metrics)
+                  .withCloseClientOnStop(false)
+                  .checkingCRDAndValidateLocalModel(false)
+                  .withConcurrentReconciliationThreads(settings.reconcileThreads())
+                  .withReconciliationTerminationTimeout(Duration.ofSeconds(10));
+              if (settings.leaderElection()) {
+                o.withLeaderElectionConfiguration(leaderElection());
+              }
+            });
+    operator.register(
+        new PoolReconciler(clock, events, metrics, settings.recheckInterval(), addresses, delete),
+        this::common);
+    operator.register(
+        new BlockReconciler(
+            clock,
+            settings.blockIdleDelay(),
+            settings.releaseRetryDelay(),
+            settings.recheckInterval(),
+            client,
+            addresses,
+            delete,
+            events,
+            metrics),
+        this::common);
+    http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
+    if (!settings.leaderElection()) {
+      leading = true;
+      metrics.leader(true);
+    }
+    operator.start();
+    log.info(
+        "kipam-operator {} started: metrics on port {}, leader election {}",
+        settings.identity(),
+        http.port(),
+        settings.leaderElection() ? "on (Lease " + settings.leaseName() + ")" : "off");
+  }
+
+  /** What both controllers share: a resync interval and retries that never give up for good. */
+  private <R extends io.fabric8.kubernetes.api.model.HasMetadata> void common(
+      ControllerConfigurationOverrider<R> controller) {
+    controller
+        .withReconciliationMaxInterval(settings.resyncInterval())
+        .withRetry(
+            new GenericRetry()
+                .setInitialInterval(Duration.ofSeconds(1))
+                .setIntervalMultiplier(2)
+                .setMaxInterval(Duration.ofMinutes(1).toMillis())
+                .withoutMaxAttempts());
+  }
+
+  private LeaderElectionConfiguration leaderElection() {
+    Consumer<String> newLeader = id -> log.info("the leader is now {}", id);
+    return new LeaderElectionConfiguration(
+        settings.leaseName(),
+        settings.leaseNamespace().orElse(null),
+        settings.leaseDuration(),
+        settings.renewDeadline(),
+        settings.retryPeriod(),
+        settings.identity(),
+        new LeaderCallbacks(this::startedLeading, this::stoppedLeading, newLeader),
+        // Losing the Lease is handled in stoppedLeading, which knows whether we are closing.
+        false);
+  }
+
+  private void startedLeading() {
+    leading = true;
+    metrics.leader(true);
+    log.info("{} holds the Lease {} and reconciles", settings.identity(), settings.leaseName());
+  }
+
+  private void stoppedLeading() {
+    leading = false;
+    metrics.leader(false);
+    if (closing) {
+      return;
+    }
+    if (settings.exitOnLostLeadership()) {
+      log.error("{} lost the Lease {}; exiting", settings.identity(), settings.leaseName());
+      System.exit(1);
+    }
+    log.error("{} lost the Lease {}; stopping", settings.identity(), settings.leaseName());
+    Thread stop = new Thread(this::close, "kipam-operator-lost-lease");
+    stop.setDaemon(true);
+    stop.start();
+  }
+
+  /** Ready: started, and as leader with every informer healthy. A standby is ready too. */
+  private boolean ready() {
+    Operator o = operator;
+    return o != null
+        && !closing
+        && o.getRuntimeInfo().isStarted()
+        && (!leading || o.getRuntimeInfo().allEventSourcesAreHealthy());
+  }
+
+  /** Whether this instance currently holds the Lease (always, without leader election). */
+  public boolean isLeader() {
+    return leading;
+  }
+
+  /** The port serving {@code /metrics}, {@code /healthz} and {@code /readyz}. */
+  public int metricsPort() {
+    return http.port();
+  }
+
+  public OperatorSettings settings() {
+    return settings;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closing && operator == null) {
+      return;
+    }
+    closing = true;
+    try {
+      if (operator != null) {
+        operator.stop();
+      }
+    } catch (RuntimeException e) {
+      log.warn("error while stopping the controllers: {}", e.toString());
+    } finally {
+      operator = null;
+      if (http != null) {
+        http.close();
+      }
+      if (client != null) {
+        client.close();
+      }
+      leading = false;
+      metrics.leader(false);
+      log.info("kipam-operator {} stopped", settings.identity());
+    }
+  }
+}

@@ -1,0 +1,131 @@
+package io.kipam.operator;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.javaoperatorsdk.operator.api.monitoring.Metrics;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.math.BigInteger;
+import java.util.Map;
+
+/**
+ * kipam-operator's Prometheus metrics, in a registry of its own (two operators in one JVM, as in
+ * tests, never share counters). JOSDK reports every reconcile and cleanup through {@link Metrics};
+ * the reconcilers report pool counts and handshake outcomes.
+ *
+ * <ul>
+ *   <li>{@code kipam_operator_reconciles_total{controller,operation,outcome}} and {@code
+ *       kipam_operator_reconcile_duration_seconds{controller,operation}}: operation is {@code
+ *       reconcile} or {@code cleanup}, outcome {@code success} or {@code error}.
+ *   <li>{@code kipam_pool_capacity_addresses}, {@code kipam_pool_allocated_addresses}, {@code
+ *       kipam_pool_available_addresses}, {@code kipam_pool_blocks}, by {@code pool}.
+ *   <li>{@code kipam_block_releases_total{outcome}}: {@code requested}, {@code released}, {@code
+ *       refused}, {@code cleared}, {@code blocked} (Ready but an IPAddress still exists), {@code
+ *       node_gone} (a deleted Node's block removed).
+ *   <li>{@code kipam_operator_leader}: 1 while this instance holds the Lease.
+ * </ul>
+ */
+public final class OperatorMetrics implements Metrics {
+
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final Counter reconciles =
+      Counter.builder()
+          .name("kipam_operator_reconciles_total")
+          .help("Reconciles and cleanups run, by controller, operation and outcome")
+          .labelNames("controller", "operation", "outcome")
+          .register(registry);
+  private final Histogram durations =
+      Histogram.builder()
+          .name("kipam_operator_reconcile_duration_seconds")
+          .help("Time one reconcile or cleanup took, by controller and operation")
+          .labelNames("controller", "operation")
+          .register(registry);
+  private final Gauge capacity = poolGauge("capacity", "Assignable addresses of the pool");
+  private final Gauge allocated = poolGauge("allocated", "Addresses allocated from the pool");
+  private final Gauge available = poolGauge("available", "Addresses of the pool still available");
+  private final Gauge blocks =
+      Gauge.builder()
+          .name("kipam_pool_blocks")
+          .help("IPBlocks leased from the pool")
+          .labelNames("pool")
+          .register(registry);
+  private final Counter releases =
+      Counter.builder()
+          .name("kipam_block_releases_total")
+          .help("Block release decisions, by outcome")
+          .labelNames("outcome")
+          .register(registry);
+  private final Gauge leader =
+      Gauge.builder()
+          .name("kipam_operator_leader")
+          .help("1 while this instance holds the leader Lease")
+          .register(registry);
+
+  private Gauge poolGauge(String what, String help) {
+    return Gauge.builder()
+        .name("kipam_pool_" + what + "_addresses")
+        .help(help)
+        .labelNames("pool")
+        .register(registry);
+  }
+
+  public PrometheusRegistry registry() {
+    return registry;
+  }
+
+  @Override
+  public <T> T timeControllerExecution(ControllerExecution<T> execution) throws Exception {
+    long start = System.nanoTime();
+    String controller = execution.controllerName();
+    String operation = execution.name();
+    try {
+      T result = execution.execute();
+      reconciles.labelValues(controller, operation, "success").inc();
+      return result;
+    } catch (Exception e) {
+      reconciles.labelValues(controller, operation, "error").inc();
+      throw e;
+    } finally {
+      durations.labelValues(controller, operation).observe((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  @Override
+  public <T extends Map<?, ?>> T monitorSizeOf(T map, String name) {
+    return map;
+  }
+
+  @Override
+  public void failedReconciliation(
+      HasMetadata resource, Exception exception, Map<String, Object> metadata) {
+    // Counted in timeControllerExecution.
+  }
+
+  /**
+   * The current counts of {@code pool}; capacity and available as doubles (an IPv6 /64 holds 2^64).
+   */
+  public void pool(
+      String pool, BigInteger capacity, long allocated, BigInteger available, int blocks) {
+    this.capacity.labelValues(pool).set(capacity.doubleValue());
+    this.allocated.labelValues(pool).set(allocated);
+    this.available.labelValues(pool).set(available.doubleValue());
+    this.blocks.labelValues(pool).set(blocks);
+  }
+
+  /** Drops the series of a pool that is gone. */
+  public void forgetPool(String pool) {
+    capacity.remove(pool);
+    allocated.remove(pool);
+    available.remove(pool);
+    blocks.remove(pool);
+  }
+
+  public void release(String outcome) {
+    releases.labelValues(outcome).inc();
+  }
+
+  public void leader(boolean leading) {
+    leader.set(leading ? 1 : 0);
+  }
+}

@@ -1,0 +1,145 @@
+package io.kipam.operator.block;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPBlockStatus;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.operator.OperatorMetrics;
+import io.kipam.operator.kube.AddressLookup;
+import io.kipam.operator.kube.Blocks;
+import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.PreconditionedDelete;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The operator's writes in the release handshake, each guarded so that a stale cache or a restart
+ * can never make it take a block from a node:
+ *
+ * <ul>
+ *   <li>status writes ({@code Requested}, clearing a refusal) carry the block's resourceVersion, so
+ *       they fail (409) if the daemon wrote anything since the decision was made;
+ *   <li>a delete rests on a fresh read of the block straight from the API server, a fresh LIST of
+ *       the block's IPAddresses (none may exist), and preconditions on the block's UID and the
+ *       resourceVersion that was read, so nothing can change between the check and the delete.
+ * </ul>
+ *
+ * Each write is logged and recorded as an Event on the block.
+ */
+final class BlockReleaser {
+
+  private static final Logger log = LoggerFactory.getLogger(BlockReleaser.class);
+
+  /** What a guarded delete came to. */
+  enum Outcome {
+    DELETED,
+    /** An IPAddress of the block exists; nothing was deleted. */
+    IN_USE,
+    /** The block changed or went since the decision; the next reconcile decides again. */
+    CHANGED
+  }
+
+  private final KubernetesClient client;
+  private final AddressLookup addresses;
+  private final PreconditionedDelete delete;
+  private final EventRecorder events;
+  private final OperatorMetrics metrics;
+
+  BlockReleaser(
+      KubernetesClient client,
+      AddressLookup addresses,
+      PreconditionedDelete delete,
+      EventRecorder events,
+      OperatorMetrics metrics) {
+    this.client = client;
+    this.addresses = addresses;
+    this.delete = delete;
+    this.events = events;
+    this.metrics = metrics;
+  }
+
+  /** Writes {@code Requested}; returns the round (its requestedAt), or empty on a conflict. */
+  Optional<String> request(IPBlock block, String reason, Instant now) {
+    String round = now.truncatedTo(ChronoUnit.MILLIS).toString();
+    BlockRelease release = new BlockRelease();
+    release.setState(ReleaseState.Requested);
+    release.setRequestedAt(round);
+    release.setReason(reason);
+    if (!writeRelease(block, release)) {
+      return Optional.empty();
+    }
+    log.info(
+        "asked node {} for IPBlock {} (round {}): {}",
+        block.getSpec().getNode(),
+        block.getMetadata().getName(),
+        round,
+        reason);
+    metrics.release("requested");
+    events.record(
+        block,
+        EventRecorder.Type.Normal,
+        "ReleaseRequested",
+        "asked node " + block.getSpec().getNode() + " to give the block back: " + reason);
+    return Optional.of(round);
+  }
+
+  /** Clears a refused round; returns false on a conflict. */
+  boolean clear(IPBlock block, String round) {
+    if (!writeRelease(block, null)) {
+      return false;
+    }
+    log.info(
+        "cleared the refused release round {} of IPBlock {}", round, block.getMetadata().getName());
+    metrics.release("cleared");
+    return true;
+  }
+
+  /**
+   * Deletes the block after a fresh read shows {@code stillTrue} of it and no IPAddress of the
+   * block exists.
+   */
+  Outcome deleteIfUnused(IPBlock cached, Predicate<IPBlock> stillTrue) {
+    String name = cached.getMetadata().getName();
+    IPBlock fresh = client.resources(IPBlock.class).withName(name).get();
+    if (fresh == null
+        || !fresh.getMetadata().getUid().equals(cached.getMetadata().getUid())
+        || fresh.getMetadata().getDeletionTimestamp() != null
+        || !stillTrue.test(fresh)) {
+      return Outcome.CHANGED;
+    }
+    String pool = Blocks.poolOf(fresh).orElseThrow();
+    if (addresses.anyInBlock(pool, Blocks.addressLabel(fresh)).isPresent()) {
+      return Outcome.IN_USE;
+    }
+    PreconditionedDelete.Outcome outcome =
+        delete.block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion());
+    return outcome == PreconditionedDelete.Outcome.DELETED ? Outcome.DELETED : Outcome.CHANGED;
+  }
+
+  /** The block as it may be written: a copy of the cached one with {@code release} replaced. */
+  private boolean writeRelease(IPBlock block, BlockRelease release) {
+    IPBlock copy = client.getKubernetesSerialization().clone(block);
+    if (copy.getStatus() == null) {
+      copy.setStatus(new IPBlockStatus());
+    }
+    copy.getStatus().setRelease(release);
+    try {
+      // The copy carries the cached resourceVersion: the write fails if the block changed since.
+      client.resource(copy).updateStatus();
+      return true;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 409 || e.getCode() == 404) {
+        log.debug(
+            "IPBlock {} changed meanwhile: {}", block.getMetadata().getName(), e.getMessage());
+        return false;
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,176 @@
+package io.kipam.operator.block;
+
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.operator.OperatorMetrics;
+import io.kipam.operator.kube.Blocks;
+import io.kipam.operator.kube.EventRecorder;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries out a {@link ReleasePlan} (and the rule for deleted Nodes) through {@link BlockReleaser},
+ * and reports each outcome: a log line, a metric and an Event on the block. Events about a state
+ * that lasts (a refusal, a Ready blocked by an address) are written once per block and round, not
+ * on every reconcile.
+ */
+final class BlockSteps {
+
+  private static final Logger log = LoggerFactory.getLogger(BlockSteps.class);
+
+  private final BlockReleaser releaser;
+  private final HandshakeMemory memory;
+  private final EventRecorder events;
+  private final OperatorMetrics metrics;
+  private final Duration recheck;
+
+  BlockSteps(
+      BlockReleaser releaser,
+      HandshakeMemory memory,
+      EventRecorder events,
+      OperatorMetrics metrics,
+      Duration recheck) {
+    this.releaser = releaser;
+    this.memory = memory;
+    this.events = events;
+    this.metrics = metrics;
+    this.recheck = recheck;
+  }
+
+  void request(IPBlock block, String reason, Instant now) {
+    releaser
+        .request(block, reason, now)
+        .ifPresent(round -> memory.asked(block.getMetadata().getUid(), round));
+  }
+
+  void clear(IPBlock block, String round, Instant now) {
+    reportRefusal(block);
+    if (releaser.clear(block, round)) {
+      memory.restartIdle(block.getMetadata().getUid(), now);
+    }
+  }
+
+  void ignore(IPBlock block, String why) {
+    if (memory.firstReport(block.getMetadata().getUid(), "Ignored:" + why)) {
+      log.warn("IPBlock {}: ignoring status.release: {}", block.getMetadata().getName(), why);
+      events.record(
+          block,
+          EventRecorder.Type.Warning,
+          "ReleaseAnswerIgnored",
+          "status.release is not an answer the operator acts on: " + why);
+    }
+  }
+
+  /** Acts on a Ready answer to {@code round}; returns when to look again, if at all. */
+  Optional<Duration> release(IPBlock block, String round) {
+    String name = block.getMetadata().getName();
+    String node = block.getSpec().getNode();
+    switch (releaser.deleteIfUnused(block, fresh -> readyFor(fresh, round))) {
+      case DELETED -> {
+        log.info("released IPBlock {} of node {} (round {})", name, node, round);
+        metrics.release("released");
+        events.record(
+            block,
+            EventRecorder.Type.Normal,
+            "Released",
+            "node " + node + " answered Ready and no IPAddress references the block: deleted it");
+      }
+      case IN_USE -> {
+        if (memory.firstReport(block.getMetadata().getUid(), "Blocked:" + round)) {
+          log.warn("IPBlock {} answered Ready but an IPAddress still references it", name);
+          metrics.release("blocked");
+          events.record(
+              block,
+              EventRecorder.Type.Warning,
+              "ReleaseBlocked",
+              "node "
+                  + node
+                  + " answered Ready, but an IPAddress still references the block: it stays"
+                  + " until none does");
+        }
+        return Optional.of(recheck);
+      }
+      case CHANGED -> {
+        // The next event about the block decides again.
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The fresh block still carries a Ready answer to {@code round} and reports no allocation. */
+  private static boolean readyFor(IPBlock fresh, String round) {
+    BlockRelease release = fresh.getStatus() == null ? null : fresh.getStatus().getRelease();
+    return release != null
+        && release.getState() == ReleaseState.Ready
+        && Objects.equals(release.getRequestedAt(), round)
+        && release.getRespondedAt() != null
+        && Blocks.allocated(fresh) == 0;
+  }
+
+  /**
+   * Reclaims a block whose Node the cache and a fresh read both say is gone; returns when to look
+   * again, if at all.
+   */
+  Optional<Duration> nodeGone(IPBlock block) {
+    String node = block.getSpec().getNode();
+    String name = block.getMetadata().getName();
+    switch (releaser.deleteIfUnused(block, fresh -> node.equals(fresh.getSpec().getNode()))) {
+      case DELETED -> {
+        log.info(
+            "deleted IPBlock {}: its node {} is gone and no IPAddress references it", name, node);
+        metrics.release("node_gone");
+        events.record(
+            block,
+            EventRecorder.Type.Normal,
+            "NodeGone",
+            "node " + node + " no longer exists and no IPAddress references the block: deleted it");
+      }
+      case IN_USE -> {
+        if (memory.firstReport(block.getMetadata().getUid(), "NodeGoneInUse")) {
+          events.record(
+              block,
+              EventRecorder.Type.Normal,
+              "NodeGone",
+              "node "
+                  + node
+                  + " no longer exists; the block stays until no IPAddress references it");
+        }
+        return Optional.of(recheck);
+      }
+      case CHANGED -> {
+        // The next event about the block decides again.
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Reports a refusal the first time it is seen. */
+  void reportRefusal(IPBlock block) {
+    BlockRelease release = block.getStatus() == null ? null : block.getStatus().getRelease();
+    if (release == null || release.getState() != ReleaseState.Refused) {
+      return;
+    }
+    if (memory.firstReport(block.getMetadata().getUid(), "Refused:" + release.getRequestedAt())) {
+      log.info(
+          "node {} refused to give back IPBlock {}: {}",
+          block.getSpec().getNode(),
+          block.getMetadata().getName(),
+          release.getReason());
+      metrics.release("refused");
+      events.record(
+          block,
+          EventRecorder.Type.Normal,
+          "ReleaseRefused",
+          "node "
+              + block.getSpec().getNode()
+              + " refused to give the block back ("
+              + release.getReason()
+              + "); the operator may ask again later");
+    }
+  }
+}

@@ -1,0 +1,208 @@
+package io.kipam.operator;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPAddressSpec;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPBlockSpec;
+import io.kipam.api.v1alpha1.IPBlockStatus;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.ReleaseState;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+/**
+ * The cluster as operator tests need it. Pools are made as a platform team makes them. Blocks,
+ * addresses and block status are written the way kipam-node writes them (same names, labels and
+ * owner references as its {@code KubernetesStore}), standing in for a daemon where the daemon is
+ * not the subject of the test; nothing here writes what the operator owns.
+ */
+final class Kipam {
+
+  private final KubernetesClient client;
+
+  Kipam(KubernetesClient client) {
+    this.client = client;
+  }
+
+  IPPool createPool(String name, String cidr, int blockSize, String network) {
+    IPPoolSpec spec = new IPPoolSpec();
+    spec.setCidr(cidr);
+    spec.setBlockSize(blockSize);
+    spec.setNetwork(network);
+    IPPool pool = new IPPool();
+    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
+    pool.setSpec(spec);
+    return client.resource(pool).create();
+  }
+
+  IPPool pool(String name) {
+    return client.resources(IPPool.class).withName(name).get();
+  }
+
+  Optional<Condition> condition(String pool, String type) {
+    IPPool found = pool(pool);
+    if (found == null || found.getStatus() == null) {
+      return Optional.empty();
+    }
+    return found.getStatus().getConditions().stream()
+        .filter(c -> type.equals(c.getType()))
+        .findFirst();
+  }
+
+  /** "Status/Reason" of a pool's condition, or "none". */
+  String conditionOf(String pool, String type) {
+    return condition(pool, type).map(c -> c.getStatus() + "/" + c.getReason()).orElse("none");
+  }
+
+  /** Claims a block as kipam-node does: named after pool and CIDR, labelled, owned by the pool. */
+  IPBlock claimBlock(IPPool pool, String cidr, String node) {
+    String poolName = pool.getMetadata().getName();
+    Cidr block = Cidr.parse(cidr);
+    IPBlock object = new IPBlock();
+    object.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(ResourceNames.blockName(poolName, block))
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_POOL, poolName,
+                    ApiConstants.LABEL_NODE, node,
+                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)))
+            .withOwnerReferences(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(ApiConstants.API_VERSION)
+                    .withKind(IPPool.KIND)
+                    .withName(poolName)
+                    .withUid(pool.getMetadata().getUid())
+                    .withBlockOwnerDeletion(false)
+                    .build())
+            .build());
+    object.setSpec(new IPBlockSpec(poolName, cidr, node));
+    return client.resource(object).create();
+  }
+
+  IPBlock block(String name) {
+    return client.resources(IPBlock.class).withName(name).get();
+  }
+
+  /** Rewrites a block's status as its daemon would, retrying conflicts with other writers. */
+  void editBlockStatus(String name, Consumer<IPBlockStatus> change) {
+    for (int attempt = 0; ; attempt++) {
+      IPBlock block = block(name);
+      if (block.getStatus() == null) {
+        block.setStatus(new IPBlockStatus());
+      }
+      change.accept(block.getStatus());
+      try {
+        client.resource(block).updateStatus();
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt > 20) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** The daemon's coalesced report of how many addresses of the block are allocated. */
+  void reportAllocated(String block, long allocated) {
+    editBlockStatus(block, s -> s.setAllocated(allocated));
+  }
+
+  /** The daemon's answer to the current round: the same requestedAt, its state and time. */
+  void answer(String block, ReleaseState state, String reason) {
+    editBlockStatus(
+        block,
+        s -> {
+          BlockRelease release = s.getRelease();
+          if (release == null || release.getState() != ReleaseState.Requested) {
+            throw new IllegalStateException("block " + block + " has no Requested round to answer");
+          }
+          release.setState(state);
+          release.setRespondedAt(Instant.now().toString());
+          release.setReason(reason);
+        });
+  }
+
+  /** An allocation as kipam-node writes it (no owner: tests delete it themselves). */
+  IPAddress allocate(String namespace, IPBlock block, String ip) {
+    String pool = block.getSpec().getPool();
+    IpAddress address = IpAddress.parse(ip);
+    IPAddress object = new IPAddress();
+    object.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(ResourceNames.addressName(pool, address))
+            .withNamespace(namespace)
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_POOL,
+                    pool,
+                    ApiConstants.LABEL_NODE,
+                    block.getSpec().getNode(),
+                    ApiConstants.LABEL_BLOCK,
+                    ResourceNames.blockLabel(Cidr.parse(block.getSpec().getCidr())),
+                    ApiConstants.LABEL_NETWORK,
+                    "kipam-test"))
+            .build());
+    IPAddressSpec spec = new IPAddressSpec();
+    spec.setIp(ip);
+    spec.setPool(pool);
+    spec.setBlock(block.getMetadata().getName());
+    spec.setNode(block.getSpec().getNode());
+    spec.setNetwork("kipam-test");
+    spec.setPod(
+        new PodReference(
+            "pod-" + address.toString().replace(':', '-').replace('.', '-'),
+            UUID.randomUUID().toString()));
+    spec.setContainerID("container-" + UUID.randomUUID());
+    spec.setInterfaceName("eth0");
+    object.setSpec(spec);
+    return client.resource(object).create();
+  }
+
+  /** The address {@code offset} places after the first of the block. */
+  static String addressIn(IPBlock block, int offset) {
+    return Cidr.parse(block.getSpec().getCidr())
+        .first()
+        .add(java.math.BigInteger.valueOf(offset))
+        .toString();
+  }
+
+  void delete(IPAddress address) {
+    client.resource(address).delete();
+  }
+
+  /** Reasons of the Events kipam-operator recorded about the object named {@code name}. */
+  List<Event> events(String name) {
+    return client
+        .v1()
+        .events()
+        .inNamespace("default")
+        .withField("involvedObject.name", name)
+        .list()
+        .getItems()
+        .stream()
+        .filter(e -> e.getSource() != null && "kipam-operator".equals(e.getSource().getComponent()))
+        .toList();
+  }
+
+  List<String> eventReasons(String name) {
+    return events(name).stream().map(Event::getReason).toList();
+  }
+}

@@ -1,0 +1,167 @@
+package io.kipam.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator runs with nothing but {@code config/rbac/operator-role.yaml}: a service account's
+ * token, through every kind of call it makes (watches, pool status and finalizer, block status and
+ * deletes, IPAddress lists, Node reads, Events, the Lease). A verb missing from the role fails this
+ * test; a verb the operator does not need is caught by review of the role's comments.
+ */
+@WithControlPlane
+class OperatorRbacIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(30);
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final Kipam kipam;
+
+  OperatorRbacIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+    this.kipam = new Kipam(client);
+  }
+
+  @BeforeAll
+  static void applyRole(KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    if (client.namespaces().withName("kipam-system").get() == null) {
+      client
+          .namespaces()
+          .resource(
+              new NamespaceBuilder()
+                  .withNewMetadata()
+                  .withName("kipam-system")
+                  .endMetadata()
+                  .build())
+          .create();
+    }
+    Path role = ControlPlaneBinaries.repositoryRoot().resolve("config/rbac/operator-role.yaml");
+    try (InputStream in = Files.newInputStream(role)) {
+      List<HasMetadata> objects = client.load(in).items();
+      for (HasMetadata object : objects) {
+        client.resource(object).forceConflicts().serverSideApply();
+      }
+    }
+  }
+
+  /** A kubeconfig holding a fresh token of the kipam-operator service account. */
+  private Path serviceAccountKubeconfig() throws Exception {
+    String token =
+        client
+            .serviceAccounts()
+            .inNamespace("kipam-system")
+            .withName("kipam-operator")
+            .tokenRequest(
+                new TokenRequestBuilder()
+                    .withNewSpec()
+                    .withExpirationSeconds(3600L)
+                    .endSpec()
+                    .build())
+            .getStatus()
+            .getToken();
+    Path file = Files.createTempFile("kipam-operator-", ".kubeconfig");
+    Files.writeString(
+        file,
+        String.join(
+            "\n",
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: test",
+            "  cluster:",
+            "    server: " + controlPlane.apiServerUrl(),
+            "    certificate-authority: " + controlPlane.adminConfig().getCaCertFile(),
+            "users:",
+            "- name: kipam-operator",
+            "  user:",
+            "    token: " + token,
+            "contexts:",
+            "- name: test",
+            "  context:",
+            "    cluster: test",
+            "    user: kipam-operator",
+            "current-context: test",
+            ""));
+    return file;
+  }
+
+  @Test
+  void theOperatorDoesItsWholeJobWithOnlyItsRole() throws Exception {
+    String node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    String gone = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, gone);
+    Map<String, String> env = RunningOperator.environment(controlPlane);
+    env.put("KUBECONFIG", serviceAccountKubeconfig().toString());
+    env.put("KIPAM_LEASE_NAMESPACE", "kipam-system");
+    env.put("KIPAM_BLOCK_IDLE_SECONDS", "1");
+
+    try (RunningOperator operator = RunningOperator.start(env)) {
+      await().atMost(WITHIN).until(operator::isLeader);
+      String name = Fixtures.uniqueName("rbac");
+      IPPool pool = kipam.createPool(name, "10.80.0.0/24", 28, Fixtures.uniqueName("net"));
+      await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
+      assertThat(kipam.eventReasons(name)).contains("Ready");
+
+      // The release handshake: status write, fresh read, IPAddress list, delete.
+      IPBlock released = kipam.claimBlock(pool, "10.80.0.0/28", node);
+      await()
+          .atMost(WITHIN)
+          .until(
+              () -> {
+                IPBlock b = kipam.block(released.getMetadata().getName());
+                return b.getStatus() != null && b.getStatus().getRelease() != null;
+              });
+      kipam.answer(released.getMetadata().getName(), ReleaseState.Ready, "empty");
+      await().atMost(WITHIN).until(() -> kipam.block(released.getMetadata().getName()) == null);
+
+      // A deleted Node's block: Node watch and fresh read.
+      IPBlock orphan = kipam.claimBlock(pool, "10.80.0.16/28", gone);
+      kipam.reportAllocated(orphan.getMetadata().getName(), 1);
+      client.nodes().withName(gone).delete();
+      await().atMost(WITHIN).until(() -> kipam.block(orphan.getMetadata().getName()) == null);
+
+      // Pool deletion: IPAddress list, block delete, finalizer removal.
+      IPBlock held = kipam.claimBlock(pool, "10.80.0.32/28", node);
+      kipam.reportAllocated(held.getMetadata().getName(), 1);
+      IPAddress address =
+          kipam.allocate(Fixtures.namespace(client, "rbac"), held, Kipam.addressIn(held, 3));
+      client.resources(IPPool.class).withName(name).delete();
+      await()
+          .atMost(WITHIN)
+          .until(() -> kipam.conditionOf(name, "Terminating").equals("True/Deleting"));
+      kipam.delete(address);
+      await().atMost(WITHIN).until(() -> kipam.pool(name) == null);
+      assertThat(kipam.block(held.getMetadata().getName())).isNull();
+      assertThat(
+              operator.metricSum(
+                  "kipam_operator_reconciles_total{controller=\"ippool\",operation=\"reconcile\",outcome=\"error\"}"))
+          .isZero();
+    }
+  }
+}

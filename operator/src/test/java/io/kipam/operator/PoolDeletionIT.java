@@ -1,0 +1,120 @@
+package io.kipam.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deleting a pool: {@code kipam.io/pool-protection} keeps it, Terminating and with its blocks,
+ * while any of its IPAddresses exists (in any namespace); then its blocks and the pool go.
+ */
+@WithControlPlane
+class PoolDeletionIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(30);
+  private static RunningOperator operator;
+  private static String node;
+
+  private final KubernetesClient client;
+  private final Kipam kipam;
+
+  PoolDeletionIT(KubernetesClient client) {
+    this.client = client;
+    this.kipam = new Kipam(client);
+  }
+
+  @BeforeAll
+  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    operator = RunningOperator.start(controlPlane, Map.of());
+  }
+
+  @AfterAll
+  static void stopOperator() {
+    if (operator != null) {
+      operator.close();
+    }
+  }
+
+  private IPPool readyPool(String name, String cidr) {
+    kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
+    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
+    return kipam.pool(name);
+  }
+
+  @Test
+  void aDeletedPoolWithAnAddressStaysTerminatingWithItsBlocksUntilTheAddressGoes() {
+    String name = Fixtures.uniqueName("doomed");
+    IPPool pool = readyPool(name, "10.50.0.0/24");
+    IPBlock used = kipam.claimBlock(pool, "10.50.0.0/28", node);
+    IPBlock empty = kipam.claimBlock(pool, "10.50.0.16/28", node);
+    String namespace = Fixtures.namespace(client, "pool-del");
+    IPAddress address = kipam.allocate(namespace, used, "10.50.0.5");
+    kipam.reportAllocated(used.getMetadata().getName(), 1);
+
+    client.resources(IPPool.class).withName(name).delete();
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.conditionOf(name, "Terminating")).isEqualTo("True/Deleting");
+              assertThat(kipam.conditionOf(name, "Ready")).isEqualTo("False/Terminating");
+              assertThat(kipam.condition(name, "Terminating").orElseThrow().getMessage())
+                  .contains(namespace + "/" + address.getMetadata().getName());
+            });
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.pool(name)).isNotNull();
+              assertThat(kipam.block(used.getMetadata().getName())).isNotNull();
+              assertThat(kipam.block(empty.getMetadata().getName())).isNotNull();
+            });
+
+    kipam.delete(address);
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.block(used.getMetadata().getName())).isNull();
+              assertThat(kipam.block(empty.getMetadata().getName())).isNull();
+              assertThat(kipam.pool(name)).isNull();
+            });
+    assertThat(kipam.eventReasons(name)).contains("Terminating", "Deleted");
+  }
+
+  @Test
+  void aDeletedPoolWithoutAddressesGoesWithItsBlocks() {
+    String name = Fixtures.uniqueName("unused");
+    IPPool pool = readyPool(name, "10.51.0.0/24");
+    IPBlock block = kipam.claimBlock(pool, "10.51.0.32/28", node);
+
+    client.resources(IPPool.class).withName(name).delete();
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.block(block.getMetadata().getName())).isNull();
+              assertThat(kipam.pool(name)).isNull();
+            });
+  }
+}

@@ -1,0 +1,101 @@
+package io.kipam.operator;
+
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * kipam-operator started in the test JVM with the wiring {@code main} uses, from an environment as
+ * the Deployment would give it: the administrator's kubeconfig, a free metrics port, a Lease of its
+ * own in {@code default} and short handshake delays. Tests override what they exercise.
+ */
+final class RunningOperator implements AutoCloseable {
+
+  private final KipamOperator operator;
+
+  private RunningOperator(KipamOperator operator) {
+    this.operator = operator;
+  }
+
+  /** The environment of one operator instance; a fresh Lease name unless the caller sets one. */
+  static Map<String, String> environment(ControlPlane controlPlane) {
+    Map<String, String> env = new HashMap<>();
+    env.put("KUBECONFIG", controlPlane.adminKubeconfig().toString());
+    env.put("KIPAM_METRICS_PORT", "0");
+    env.put("KIPAM_LEASE_NAMESPACE", "default");
+    env.put("KIPAM_LEASE_NAME", Fixtures.uniqueName("kipam-operator"));
+    env.put("POD_NAME", Fixtures.uniqueName("operator"));
+    env.put("KIPAM_LEASE_DURATION_SECONDS", "4");
+    env.put("KIPAM_LEASE_RENEW_DEADLINE_SECONDS", "3");
+    env.put("KIPAM_LEASE_RETRY_PERIOD_SECONDS", "1");
+    env.put("KIPAM_RECHECK_SECONDS", "1");
+    env.put("KIPAM_BLOCK_IDLE_SECONDS", "3600");
+    env.put("KIPAM_RELEASE_RETRY_SECONDS", "3600");
+    return env;
+  }
+
+  static RunningOperator start(Map<String, String> env) throws Exception {
+    return new RunningOperator(
+        KipamOperator.start(OperatorSettings.fromEnvironment(env).embedded()));
+  }
+
+  static RunningOperator start(ControlPlane controlPlane, Map<String, String> overrides)
+      throws Exception {
+    Map<String, String> env = environment(controlPlane);
+    env.putAll(overrides);
+    return start(env);
+  }
+
+  KipamOperator operator() {
+    return operator;
+  }
+
+  boolean isLeader() {
+    return operator.isLeader();
+  }
+
+  /** GET on the operator's HTTP port: status code and body. */
+  HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + operator.metricsPort() + path))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The value of one sample of {@code /metrics}, e.g. {@code
+   * kipam_pool_available_addresses{pool="a"}}; 0 when the sample is absent.
+   */
+  double metric(String sample) throws IOException, InterruptedException {
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(sample) + " (\\S+)$")
+            .matcher(get("/metrics").body());
+    return m.find() ? Double.parseDouble(m.group(1)) : 0;
+  }
+
+  /** The sum of every sample of metric {@code name} (all label values). */
+  double metricSum(String name) throws IOException, InterruptedException {
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$")
+            .matcher(get("/metrics").body());
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(2));
+    }
+    return sum;
+  }
+
+  @Override
+  public void close() {
+    operator.close();
+  }
+}

@@ -1,0 +1,92 @@
+package io.kipam.operator.block;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.kipam.api.net.PoolLayout;
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPBlockSpec;
+import io.kipam.api.v1alpha1.IPBlockStatus;
+import io.kipam.api.v1alpha1.ReleaseState;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PoolPressureTest {
+
+  /** Four /28 blocks; the first and last have 15 assignable addresses, the middle two 16. */
+  private static final PoolLayout LAYOUT =
+      PoolLayout.builder().cidr("10.0.0.0/26").blockSize(28).build();
+
+  private static IPBlock block(String cidr, String node, long allocated) {
+    IPBlock block = new IPBlock();
+    block.setMetadata(new ObjectMetaBuilder().withName("p." + cidr).withUid(cidr).build());
+    block.setSpec(new IPBlockSpec("p", cidr, node));
+    IPBlockStatus status = new IPBlockStatus();
+    status.setAllocated(allocated);
+    block.setStatus(status);
+    return block;
+  }
+
+  @Test
+  void aFullNodeGetsAnotherNodesEmptyBlockWhenNoBlockIsLeftToClaim() {
+    IPBlock empty = block("10.0.0.48/28", "b", 0);
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "a", 16),
+            block("10.0.0.32/28", "b", 3),
+            empty);
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).contains(empty);
+  }
+
+  @Test
+  void nothingMovesWhileABlockIsLeftToClaim() {
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "b", 0),
+            block("10.0.0.32/28", "b", 0));
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+  }
+
+  @Test
+  void nothingMovesWhileTheNodeHasAFreeAddress() {
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "a", 15),
+            block("10.0.0.32/28", "b", 0),
+            block("10.0.0.48/28", "b", 0));
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+  }
+
+  @Test
+  void aBlockInUseOrAlreadyInARoundIsNotAskedFor() {
+    IPBlock asked = block("10.0.0.48/28", "c", 0);
+    BlockRelease release = new BlockRelease();
+    release.setState(ReleaseState.Refused);
+    asked.getStatus().setRelease(release);
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "a", 16),
+            block("10.0.0.32/28", "b", 1),
+            asked);
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+  }
+
+  @Test
+  void aHugePoolIsNeverShortAndCostsOnlyItsClaimedBlocks() {
+    PoolLayout v6 = PoolLayout.builder().cidr("fd00::/64").blockSize(128).build();
+    IPBlock full = block("fd00::1/128", "a", 1);
+
+    assertThat(PoolPressure.unclaimedBlockLeft(v6, List.of(full))).isTrue();
+    assertThat(PoolPressure.donorFor("a", v6, List.of(full, block("fd00::2/128", "b", 0))))
+        .isEmpty();
+  }
+}

@@ -78,14 +78,17 @@ public final class NodeWatch implements AutoCloseable {
             .resources(IPBlock.class)
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
-    blocks.addEventHandler(handler(this::blockSeen, this::blockGone));
+    FirstList<IPBlock> blocksListed = new FirstList<>();
+    blocks.addEventHandler(blocksListed.track(handler(this::blockSeen, this::blockGone)));
     SharedIndexInformer<IPAddress> addresses =
         client
             .resources(IPAddress.class)
             .inAnyNamespace()
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
-    addresses.addEventHandler(handler(this::addressSeen, this::addressGone));
+    FirstList<IPAddress> addressesListed = new FirstList<>();
+    addresses.addEventHandler(
+        addressesListed.track(handler(this::addressSeen, this::addressGone)));
     pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0);
     informers.addAll(List.of(pools, self, blocks, addresses, pods));
     List<CompletableFuture<?>> started = new ArrayList<>();
@@ -109,6 +112,11 @@ public final class NodeWatch implements AutoCloseable {
         throw new IllegalStateException("a watch of kipam-node stopped before it synced", e);
       }
     }
+    while (!blocksListed.delivered(blocks) || !addressesListed.delivered(addresses)) {
+      Thread.sleep(10);
+    }
+    blocksListed.finish();
+    addressesListed.finish();
     ledger.markSynced();
     log.info(
         "synced for node {}: {} addresses, {} blocks of this node",

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * nodes share one API server. Faults: {@link #failWrites} fails writes before they happen, as an
  * unreachable API server does; {@link #lostAnswers} makes that share of creates happen and then
  * throw, as a timeout or a connection reset after the request was sent does; {@link #rejectCreates}
- * refuses creates as the API does for content it will not take.
+ * refuses creates as the API does for content it will not take; {@link #lostBlockDeletes} makes
+ * block deletes happen and then throw, as a delete whose answer was lost does.
  */
 final class FakeStore implements AllocationStore {
 
@@ -30,6 +31,7 @@ final class FakeStore implements AllocationStore {
   volatile boolean failWrites;
   volatile boolean rejectCreates;
   volatile double lostAnswers;
+  volatile boolean lostBlockDeletes;
   private final Random random = new Random(11);
 
   @Override
@@ -46,6 +48,9 @@ final class FakeStore implements AllocationStore {
     maybeFail();
     blocks.computeIfPresent(
         ResourceNames.blockName(pool, block), (k, b) -> b.uid().equals(uid) ? null : b);
+    if (lostBlockDeletes) {
+      throw new StoreUnavailableException("no answer to a block delete (test)", null);
+    }
   }
 
   @Override

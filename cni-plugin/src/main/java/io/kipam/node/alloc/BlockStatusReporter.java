@@ -12,10 +12,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps {@code status.allocated} of this node's blocks current, coalesced: {@link #report} (run
- * every second or so) writes a block's count only when it differs from what the block carries, and
- * at most once per block every {@code period}, so a burst of allocations costs one status write per
- * block, on top of the one write each allocation makes. A block with nothing taken that carries no
- * count is left alone. Writes happen outside the ledger's monitor, on the caller's thread.
+ * every second or so) writes a block's count only when it differs from what the block carries, as
+ * the node's block watch last showed it, and at most once per block every {@code period}, so a
+ * burst of allocations costs one or two status writes per block, on top of the one write each
+ * allocation makes. A block with nothing taken that carries no count is left alone. Writes happen
+ * outside the ledger's monitor, on the caller's thread.
  */
 public final class BlockStatusReporter {
 
@@ -25,7 +26,6 @@ public final class BlockStatusReporter {
   private final BlockStatusStore store;
   private final Clock clock;
   private final Duration period;
-  private final Map<BlockRef, Long> written = new HashMap<>();
   private final Map<BlockRef, Instant> attempted = new HashMap<>();
 
   public BlockStatusReporter(Ledger ledger, BlockStatusStore store, Clock clock, Duration period) {
@@ -43,21 +43,20 @@ public final class BlockStatusReporter {
     Instant now = clock.instant();
     Set<BlockRef> current = new HashSet<>();
     for (Ledger.BlockUsage usage : ledger.blockUsage()) {
-      BlockRef ref = usage.block().ref();
+      BlockObject block = usage.block();
+      BlockRef ref = block.ref();
       current.add(ref);
-      Long known = written.containsKey(ref) ? written.get(ref) : usage.block().allocated();
+      Long carried = block.allocated();
       long count = usage.allocated();
-      if (known == null ? count == 0 : known == count) {
-        continue;
-      }
       Instant last = attempted.get(ref);
-      if (last != null && now.isBefore(last.plus(period))) {
+      if ((carried == null ? count == 0 : carried == count)
+          || block.resourceVersion() == null // a claim the watch has not shown yet
+          || (last != null && now.isBefore(last.plus(period)))) {
         continue;
       }
       attempted.put(ref, now);
       try {
-        if (store.writeAllocated(ref, count)) {
-          written.put(ref, count);
+        if (store.writeAllocated(block, count)) {
           log.debug("block {} of pool {}: status.allocated {}", ref.cidr(), ref.pool(), count);
         }
       } catch (RuntimeException e) {
@@ -68,7 +67,6 @@ public final class BlockStatusReporter {
             e.toString());
       }
     }
-    written.keySet().retainAll(current);
     attempted.keySet().retainAll(current);
   }
 }

@@ -11,10 +11,11 @@ import io.kipam.api.v1alpha1.ReleaseState;
 public interface BlockStatusStore {
 
   /**
-   * Sets {@code status.allocated} of the block {@code ref}, and nothing else. Returns false when
-   * the block is gone or is another object now (its UID differs).
+   * Sets {@code status.allocated} of the block {@code seen}, and nothing else. Returns false when
+   * the block is not that object any more: gone, another object of its name (its UID differs), or,
+   * when it had no status, changed since (it may have one now).
    */
-  boolean writeAllocated(BlockRef ref, long allocated);
+  boolean writeAllocated(BlockObject seen, long allocated);
 
   /**
    * Writes {@code answer} into {@code status.release} of the block {@code ref} if it is still at

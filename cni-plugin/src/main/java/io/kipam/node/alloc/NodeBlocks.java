@@ -61,7 +61,7 @@ final class NodeBlocks {
     if (existing != null && existing.ref().uid().equals(ref.uid())) {
       return existing;
     }
-    Own fresh = new Own(new BlockObject(ref, null, null, null, null));
+    Own fresh = new Own(new BlockObject(ref, null, false, null, null, null));
     own.computeIfAbsent(ref.pool(), p -> new TreeMap<>()).put(ref.cidr(), fresh);
     return fresh;
   }

@@ -75,7 +75,7 @@ public final class ReleaseResponder {
       return;
     }
     ledger.releaseAnswered(
-        block, new BlockObject(ref, version, state, block.requestedAt(), block.allocated()));
+        block, new BlockObject(ref, version, true, state, block.requestedAt(), block.allocated()));
     log.info(
         "answered the release request of block {} of pool {} (requested at {}): {}{}",
         ref.cidr(),

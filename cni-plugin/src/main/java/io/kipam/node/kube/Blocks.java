@@ -23,6 +23,7 @@ final class Blocks {
     return new BlockObject(
         ref(block),
         block.getMetadata().getResourceVersion(),
+        status != null,
         release == null ? null : release.getState(),
         release == null ? null : release.getRequestedAt(),
         status == null ? null : status.getAllocated());

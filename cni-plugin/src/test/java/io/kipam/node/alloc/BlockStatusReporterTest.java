@@ -79,11 +79,24 @@ class BlockStatusReporterTest {
     node.add(pool, 1);
     BlockRef block = node.block("p4", lease.block());
     // A restarted daemon: the block watch shows the count written before the restart.
-    node.ledger.ownBlockSeen(new BlockObject(block, "7", null, null, 2L));
+    node.ledger.ownBlockSeen(new BlockObject(block, "7", true, null, null, 2L));
 
     node.reporter.report();
 
     assertThat(fixture.status.allocatedWrites.get()).isZero();
+  }
+
+  @Test
+  void aCountSomeoneElseWroteIsCorrectedWithinAPeriod() {
+    Lease lease = node.add(pool, 0);
+    node.reporter.report();
+    BlockRef block = node.block("p4", lease.block());
+    fixture.status.writeAllocated(fixture.status.object(block), 99);
+
+    fixture.clock.advance(NodeFixture.STATUS_PERIOD);
+    node.reporter.report();
+
+    assertThat(allocatedOf(lease)).isEqualTo(1);
   }
 
   @Test

@@ -36,6 +36,15 @@ final class FakeBlockStatus implements BlockStatusStore {
 
   FakeBlockStatus(FakeStore store) {
     this.store = store;
+    store.onClaim = this::show;
+  }
+
+  /** A block was claimed: its holder's watch shows it. */
+  private synchronized void show(BlockRef ref) {
+    Ledger watcher = watchers.get(holder(ref));
+    if (watcher != null) {
+      watcher.ownBlockSeen(object(ref));
+    }
   }
 
   /** Shows {@code ledger} every change of its node's blocks, as its block watch does. */
@@ -44,9 +53,12 @@ final class FakeBlockStatus implements BlockStatusStore {
   }
 
   @Override
-  public synchronized boolean writeAllocated(BlockRef ref, long allocated) {
+  public synchronized boolean writeAllocated(BlockObject seen, long allocated) {
     fail();
-    if (holder(ref) == null) {
+    BlockRef ref = seen.ref();
+    if (holder(ref) == null
+        || (!seen.hasStatus()
+            && !Long.toString(status(ref).version()).equals(seen.resourceVersion()))) {
       return false;
     }
     allocatedWrites.incrementAndGet();
@@ -126,7 +138,12 @@ final class FakeBlockStatus implements BlockStatusStore {
   synchronized BlockObject object(BlockRef ref) {
     Status s = status(ref);
     return new BlockObject(
-        ref, Long.toString(s.version()), s.release(), s.requestedAt(), s.allocated());
+        ref,
+        Long.toString(s.version()),
+        statuses.containsKey(ref),
+        s.release(),
+        s.requestedAt(),
+        s.allocated());
   }
 
   /** The node holding {@code ref}, or null when it is gone or another object has its name. */

@@ -32,15 +32,18 @@ final class FakeStore implements AllocationStore {
   volatile boolean rejectCreates;
   volatile double lostAnswers;
   volatile boolean lostBlockDeletes;
+  volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
   private final Random random = new Random(11);
 
   @Override
   public String claimBlock(String pool, Cidr block, String node) {
     maybeFail();
     String uid = UUID.randomUUID().toString();
-    return blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) == null
-        ? uid
-        : null;
+    if (blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) != null) {
+      return null;
+    }
+    onClaim.accept(new BlockRef(pool, block, uid));
+    return uid;
   }
 
   @Override

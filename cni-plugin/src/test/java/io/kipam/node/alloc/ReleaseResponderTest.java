@@ -189,7 +189,7 @@ class ReleaseResponderTest {
       BlockObject shown = fixture.status.object(block);
       restarted.ownBlockSeen(
           new BlockObject(
-              block, shown.resourceVersion(), state, shown.requestedAt(), shown.allocated()));
+              block, shown.resourceVersion(), true, state, shown.requestedAt(), shown.allocated()));
       restarted.markSynced();
 
       assertThat(restarted.reserveFree(two, new java.util.Random(1))).isEmpty();

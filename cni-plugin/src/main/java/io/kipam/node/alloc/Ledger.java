@@ -3,7 +3,6 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
-import io.kipam.api.v1alpha1.ReleaseState;
 import java.math.BigInteger;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -401,20 +401,12 @@ public final class Ledger {
    * or {@link #unretire} ends it.
    */
   public synchronized boolean retireIfEmpty(BlockRef ref) {
-    NodeBlocks.Own own = ownBlock(ref);
-    if (own == null || inUseIn(ref.pool(), ref.cidr(), inUse()) > 0) {
-      return false;
-    }
-    own.retiring = true;
-    return true;
+    return blocks.retireIfEmpty(ref, inUse());
   }
 
   /** The delete of the retired block {@code ref} certainly did not happen: it is open again. */
   public synchronized void unretire(BlockRef ref) {
-    NodeBlocks.Own own = ownBlock(ref);
-    if (own != null) {
-      own.retiring = false;
-    }
+    blocks.unretire(ref);
   }
 
   /**
@@ -424,7 +416,7 @@ public final class Ledger {
    */
   public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
     NodeBlocks.Own own = blocks.get(pool, block);
-    return own != null && retireIfIdle(own, inUse(), clock.instant())
+    return own != null && blocks.retireIfIdle(own, inUse(), restingNow())
         ? Optional.of(own.ref())
         : Optional.empty();
   }
@@ -434,39 +426,21 @@ public final class Ledger {
    * retiring every host-prefix block whose address has gone and rested.
    */
   public synchronized List<BlockRef> blocksToDelete() {
-    Set<AddressKey> used = inUse();
-    Instant now = clock.instant();
-    List<BlockRef> due = new ArrayList<>();
-    for (NodeBlocks.Own own : blocks.all()) {
-      if (own.retiring || retireIfIdle(own, used, now)) {
-        due.add(own.ref());
-      }
-    }
-    return due;
+    return blocks.toDelete(inUse(), restingNow());
   }
 
-  private boolean retireIfIdle(NodeBlocks.Own own, Set<AddressKey> used, Instant now) {
-    if (!own.giveBack || own.retiring || !own.ref().hostPrefix()) {
-      return false;
-    }
-    AddressKey address = new AddressKey(own.ref().pool(), own.ref().cidr().network());
-    if (used.contains(address)) {
-      // Held again: its next release marks it again.
-      own.giveBack = false;
-      return false;
-    }
-    Duration delay = reuseDelays.get(address.pool());
-    // A pool whose reuse delay is not known yet: any remembered release may still be resting.
-    boolean rests =
-        delay == null
-            ? !resting.releasedAt(address).equals(Instant.EPOCH)
-            : resting.resting(address, delay, now);
-    if (rests) {
-      return false;
-    }
-    own.giveBack = false;
-    own.retiring = true;
-    return true;
+  /**
+   * Whether an address still rests after its release. For a pool whose reuse delay is not known
+   * yet, any remembered release may still be resting.
+   */
+  private Predicate<AddressKey> restingNow() {
+    Instant now = clock.instant();
+    return address -> {
+      Duration delay = reuseDelays.get(address.pool());
+      return delay == null
+          ? !resting.releasedAt(address).equals(Instant.EPOCH)
+          : resting.resting(address, delay, now);
+    };
   }
 
   /** A release request of one of this node's blocks, and how many addresses are in use in it. */
@@ -484,18 +458,7 @@ public final class Ledger {
    * write, which carries the resourceVersion decided on.
    */
   public synchronized List<ReleaseDecision> pendingReleases() {
-    List<ReleaseDecision> pending = new ArrayList<>();
-    Set<AddressKey> used = null;
-    for (NodeBlocks.Own own : blocks.all()) {
-      BlockObject object = own.object;
-      if (object.release() != ReleaseState.Requested) {
-        continue;
-      }
-      used = used == null ? inUse() : used;
-      pending.add(
-          new ReleaseDecision(object, inUseIn(object.ref().pool(), object.ref().cidr(), used)));
-    }
-    return pending;
+    return blocks.pendingReleases(this::inUse);
   }
 
   /**
@@ -503,10 +466,7 @@ public final class Ledger {
    * block watch has shown a newer state already.
    */
   public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
-    NodeBlocks.Own own = ownBlock(decided.ref());
-    if (own != null && own.object.equals(decided)) {
-      own.object = written;
-    }
+    blocks.answered(decided, written);
   }
 
   /** One of this node's blocks and how many of its addresses are taken. */
@@ -517,36 +477,10 @@ public final class Ledger {
    * or not) or of uncertain state. Allocations still being written are not counted yet.
    */
   public synchronized List<BlockUsage> blockUsage() {
-    Map<BlockRef, Long> counts = new HashMap<>();
     Set<AddressKey> taken = new HashSet<>(holders.keySet());
     taken.addAll(uncertain.keySet());
     taken.addAll(unreadable.keySet());
-    for (AddressKey key : taken) {
-      NodeBlocks.Own own = blocks.containing(key);
-      if (own != null) {
-        counts.merge(own.ref(), 1L, Long::sum);
-      }
-    }
-    List<BlockUsage> usage = new ArrayList<>();
-    for (NodeBlocks.Own own : blocks.all()) {
-      usage.add(new BlockUsage(own.object, counts.getOrDefault(own.ref(), 0L)));
-    }
-    return usage;
-  }
-
-  private NodeBlocks.Own ownBlock(BlockRef ref) {
-    NodeBlocks.Own own = blocks.get(ref.pool(), ref.cidr());
-    return own != null && own.ref().uid().equals(ref.uid()) ? own : null;
-  }
-
-  private static int inUseIn(String pool, Cidr block, Set<AddressKey> used) {
-    int n = 0;
-    for (AddressKey key : used) {
-      if (key.pool().equals(pool) && block.contains(key.ip())) {
-        n++;
-      }
-    }
-    return n;
+    return blocks.usage(taken);
   }
 
   private Set<AddressKey> inUse() {

@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.v1alpha1.ReleaseState;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -8,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The blocks a {@link Ledger} knows: which blocks of each pool anyone holds (so claims skip them),
@@ -101,6 +104,12 @@ final class NodeBlocks {
     }
   }
 
+  /** The block {@code ref}, if it is this node's (and that object, by UID). */
+  Own get(BlockRef ref) {
+    Own own = get(ref.pool(), ref.cidr());
+    return own != null && own.ref().uid().equals(ref.uid()) ? own : null;
+  }
+
   Own get(String pool, Cidr block) {
     TreeMap<Cidr, Own> blocks = own.get(pool);
     return blocks == null ? null : blocks.get(block);
@@ -134,5 +143,103 @@ final class NodeBlocks {
     return candidate != null && candidate.getKey().contains(address.ip())
         ? candidate.getValue()
         : null;
+  }
+
+  // ---- decisions, on the sets of addresses the ledger passes ----
+
+  /** Retires {@code ref} unless an address of {@code used} is in it. */
+  boolean retireIfEmpty(BlockRef ref, Set<AddressKey> used) {
+    Own own = get(ref);
+    if (own == null || count(ref, used) > 0) {
+      return false;
+    }
+    own.retiring = true;
+    return true;
+  }
+
+  void unretire(BlockRef ref) {
+    Own own = get(ref);
+    if (own != null) {
+      own.retiring = false;
+    }
+  }
+
+  /**
+   * Retires {@code own} if it is a host-prefix block marked to go back whose address is neither
+   * {@code used} nor {@code resting}.
+   */
+  boolean retireIfIdle(Own own, Set<AddressKey> used, Predicate<AddressKey> resting) {
+    if (!own.giveBack || own.retiring || !own.ref().hostPrefix()) {
+      return false;
+    }
+    AddressKey address = new AddressKey(own.ref().pool(), own.ref().cidr().network());
+    if (used.contains(address)) {
+      own.giveBack = false; // held again: its next release marks it again
+      return false;
+    }
+    if (resting.test(address)) {
+      return false;
+    }
+    own.giveBack = false;
+    own.retiring = true;
+    return true;
+  }
+
+  /** Every block retiring, after retiring the idle host-prefix blocks. */
+  List<BlockRef> toDelete(Set<AddressKey> used, Predicate<AddressKey> resting) {
+    List<BlockRef> due = new ArrayList<>();
+    for (Own own : all()) {
+      if (own.retiring || retireIfIdle(own, used, resting)) {
+        due.add(own.ref());
+      }
+    }
+    return due;
+  }
+
+  /** The blocks whose release is Requested, each with how many addresses of {@code used} it has. */
+  List<Ledger.ReleaseDecision> pendingReleases(Supplier<Set<AddressKey>> used) {
+    List<Ledger.ReleaseDecision> pending = new ArrayList<>();
+    Set<AddressKey> inUse = null;
+    for (Own own : all()) {
+      if (own.object.release() == ReleaseState.Requested) {
+        inUse = inUse == null ? used.get() : inUse;
+        pending.add(new Ledger.ReleaseDecision(own.object, count(own.ref(), inUse)));
+      }
+    }
+    return pending;
+  }
+
+  /** Records a written answer unless the watch has shown a newer state than the one decided on. */
+  void answered(BlockObject decided, BlockObject written) {
+    Own own = get(decided.ref());
+    if (own != null && own.object.equals(decided)) {
+      own.object = written;
+    }
+  }
+
+  /** How many addresses of {@code taken} each block holds. */
+  List<Ledger.BlockUsage> usage(Set<AddressKey> taken) {
+    Map<BlockRef, Long> counts = new HashMap<>();
+    for (AddressKey key : taken) {
+      Own own = containing(key);
+      if (own != null) {
+        counts.merge(own.ref(), 1L, Long::sum);
+      }
+    }
+    List<Ledger.BlockUsage> usage = new ArrayList<>();
+    for (Own own : all()) {
+      usage.add(new Ledger.BlockUsage(own.object, counts.getOrDefault(own.ref(), 0L)));
+    }
+    return usage;
+  }
+
+  private static int count(BlockRef ref, Set<AddressKey> addresses) {
+    int n = 0;
+    for (AddressKey key : addresses) {
+      if (key.pool().equals(ref.pool()) && ref.cidr().contains(key.ip())) {
+        n++;
+      }
+    }
+    return n;
   }
 }

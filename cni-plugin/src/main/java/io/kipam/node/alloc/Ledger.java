@@ -416,17 +416,18 @@ public final class Ledger {
    */
   public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
     NodeBlocks.Own own = blocks.get(pool, block);
-    return own != null && blocks.retireIfIdle(own, inUse(), restingNow())
+    return synced && own != null && blocks.retireIfIdle(own, inUse(), restingNow())
         ? Optional.of(own.ref())
         : Optional.empty();
   }
 
   /**
    * The blocks this node should delete: those retiring (a delete that failed is tried again), after
-   * retiring every host-prefix block whose address has gone and rested.
+   * retiring every host-prefix block whose address has gone and rested. None before the ledger has
+   * synced: a block whose address has not reached it yet would look empty.
    */
   public synchronized List<BlockRef> blocksToDelete() {
-    return blocks.toDelete(inUse(), restingNow());
+    return synced ? blocks.toDelete(inUse(), restingNow()) : List.of();
   }
 
   /**

@@ -139,6 +139,21 @@ class HostPrefixTest {
   }
 
   @Test
+  void nothingIsGivenBackBeforeTheLedgerHasSynced() {
+    PoolView pool = shared(0);
+    Lease lease = a.add(pool, 0);
+    BlockRef block = a.block("shared", lease.block());
+
+    // A restarted daemon whose watch has shown the block but not yet its address.
+    Ledger restarted = new Ledger("node-a", fixture.clock);
+    restarted.poolSeen("shared", Duration.ZERO);
+    restarted.ownBlockSeen(fixture.status.object(block));
+    new Allocator(restarted, fixture.store, new java.util.Random(3)).returnBlocks();
+
+    assertThat(fixture.store.blocks).containsKey(block.name());
+  }
+
+  @Test
   void aFailedAddGivesBackTheBlockItClaimed() {
     PoolView pool = shared(0);
     fixture.store.rejectCreates = true;

@@ -277,7 +277,7 @@ public final class Allocator {
       ledger.unretire(ref);
       throw e;
     }
-    ledger.blockGone(ref);
+    ledger.blockDeleted(ref);
     log.info("gave back block {} of pool {}: {}", ref.cidr(), ref.pool(), why);
   }
 

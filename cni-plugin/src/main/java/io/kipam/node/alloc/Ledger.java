@@ -116,7 +116,7 @@ public final class Ledger {
    */
   public synchronized void ownBlockSeen(BlockObject object) {
     NodeBlocks.Own own = blocks.seen(object);
-    if (!synced && object.ref().hostPrefix()) {
+    if (own != null && !synced && object.ref().hostPrefix()) {
       own.giveBack = true;
     }
   }
@@ -132,6 +132,14 @@ public final class Ledger {
    */
   public synchronized void blockGone(BlockRef ref) {
     blocks.gone(ref);
+  }
+
+  /**
+   * This node deleted the block {@code ref}: it is gone, and a late watch event about it (a status
+   * change from before the delete) does not bring it back.
+   */
+  public synchronized void blockDeleted(BlockRef ref) {
+    blocks.deleted(ref);
   }
 
   /**

@@ -5,6 +5,7 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,8 +46,16 @@ final class NodeBlocks {
     }
   }
 
+  /**
+   * UIDs of blocks this node deleted itself, so that an event the block watch delivers late (a
+   * status change from before the delete) does not bring one back. A UID never comes back, so only
+   * the number kept is bounded.
+   */
+  static final int MAX_DELETED = 4096;
+
   private final Map<String, Set<Cidr>> taken = new HashMap<>();
   private final Map<String, TreeMap<Cidr, Own>> own = new HashMap<>();
+  private final Set<String> deleted = new LinkedHashSet<>();
 
   /** Someone holds {@code block} (this node or another, or a claim's outcome is unknown). */
   void take(String pool, Cidr block) {
@@ -70,11 +79,14 @@ final class NodeBlocks {
   }
 
   /**
-   * The node's block watch shows {@code object}; returns its record, and whether that record is new
-   * (the object was not known before).
+   * The node's block watch shows {@code object}; returns its record, or null for a block this node
+   * has deleted itself.
    */
   Own seen(BlockObject object) {
     BlockRef ref = object.ref();
+    if (deleted.contains(ref.uid())) {
+      return null;
+    }
     take(ref.pool(), ref.cidr());
     Own existing = get(ref.pool(), ref.cidr());
     if (existing != null && existing.ref().uid().equals(ref.uid())) {
@@ -108,6 +120,17 @@ final class NodeBlocks {
   Own get(BlockRef ref) {
     Own own = get(ref.pool(), ref.cidr());
     return own != null && own.ref().uid().equals(ref.uid()) ? own : null;
+  }
+
+  /** This node deleted the block {@code ref}: it is gone, and stays gone whatever comes late. */
+  void deleted(BlockRef ref) {
+    gone(ref);
+    deleted.add(ref.uid());
+    if (deleted.size() > MAX_DELETED) {
+      var oldest = deleted.iterator();
+      oldest.next();
+      oldest.remove();
+    }
   }
 
   Own get(String pool, Cidr block) {

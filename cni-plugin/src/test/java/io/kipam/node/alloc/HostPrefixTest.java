@@ -62,6 +62,19 @@ class HostPrefixTest {
   }
 
   @Test
+  void aLateWatchEventOfABlockThisNodeDeletedDoesNotBringItBack() {
+    PoolView pool = AllocatorTest.pool("one", "10.0.0.4/32", 32, 0);
+    Lease lease = a.add(pool, 0);
+    BlockObject before = fixture.status.object(a.block("one", lease.block()));
+
+    a.del(pool, 0);
+    a.ledger.ownBlockSeen(before); // e.g. a status write from before the delete
+
+    assertThat(a.ledger.ownBlocks("one")).isEmpty();
+    assertThat(a.ledger.reserveFree(pool, new java.util.Random(1))).isEmpty();
+  }
+
+  @Test
   void aBlockGoesBackOnlyOnceItsAddressHasRested() {
     PoolView pool = shared(30);
     Lease lease = a.add(pool, 0);

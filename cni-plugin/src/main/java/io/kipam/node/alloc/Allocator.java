@@ -312,9 +312,25 @@ public final class Allocator {
             + " blocks of the pool; the pool has "
             + pool.layout().assignableCount()
             + " assignable addresses in "
-            + pool.layout().blockCount()
+            + usableBlocks(pool)
             + " blocks)");
   }
+
+  /**
+   * How many blocks of the pool hold an assignable address (a range or excludes may leave many
+   * blocks of its CIDR without one); counted up to a bound, as IPv6 pools have astronomically many.
+   */
+  private static String usableBlocks(PoolView pool) {
+    long n = 0;
+    for (Cidr ignored : pool.layout().usableBlocks()) {
+      if (++n > USABLE_BLOCKS_COUNTED) {
+        return "more than " + USABLE_BLOCKS_COUNTED;
+      }
+    }
+    return Long.toString(n);
+  }
+
+  private static final long USABLE_BLOCKS_COUNTED = 65_536;
 
   /**
    * Releases what {@code attachment} holds in the given pools: deletes each IPAddress (with its UID

@@ -112,10 +112,20 @@ public final class NodeWatch implements AutoCloseable {
         throw new IllegalStateException("a watch of kipam-node stopped before it synced", e);
       }
     }
+    // The lists are in the watches' caches; wait until their handlers have fed them to the ledger.
+    Instant listed = Instant.now();
+    Instant nextReport = listed.plus(reportEvery);
     while (!poolsListed.delivered(pools)
         || !blocksListed.delivered(blocks)
         || !addressesListed.delivered(addresses)) {
       Thread.sleep(10);
+      if (Instant.now().isAfter(nextReport)) {
+        log.warn(
+            "the watches have listed this node's allocations, but their objects have not all"
+                + " reached its record after {}s; nothing is allocated until they have",
+            Duration.between(listed, Instant.now()).toSeconds());
+        nextReport = Instant.now().plus(reportEvery);
+      }
     }
     poolsListed.finish();
     blocksListed.finish();

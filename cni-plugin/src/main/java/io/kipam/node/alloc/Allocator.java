@@ -277,7 +277,7 @@ public final class Allocator {
       ledger.unretire(ref);
       throw e;
     }
-    ledger.blockDeleted(ref);
+    ledger.blockGone(ref);
     log.info("gave back block {} of pool {}: {}", ref.cidr(), ref.pool(), why);
   }
 

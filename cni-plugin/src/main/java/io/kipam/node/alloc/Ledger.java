@@ -127,19 +127,13 @@ public final class Ledger {
   }
 
   /**
-   * The block object {@code ref} is gone. A late event about an earlier object of the same name
-   * changes nothing of the block this node holds now.
+   * The block object {@code ref} is gone (deleted by this node or another writer, as a watch or
+   * this node's own delete tells). Nothing that arrives late brings it back: a watch event from
+   * before the delete, or the answer to this node's claim of it. A late event about an earlier
+   * object of the same name changes nothing of the block this node holds now.
    */
   public synchronized void blockGone(BlockRef ref) {
     blocks.gone(ref);
-  }
-
-  /**
-   * This node deleted the block {@code ref}: it is gone, and a late watch event about it (a status
-   * change from before the delete) does not bring it back.
-   */
-  public synchronized void blockDeleted(BlockRef ref) {
-    blocks.deleted(ref);
   }
 
   /**

@@ -47,15 +47,16 @@ final class NodeBlocks {
   }
 
   /**
-   * UIDs of blocks this node deleted itself, so that an event the block watch delivers late (a
-   * status change from before the delete) does not bring one back. A UID never comes back, so only
+   * UIDs of blocks known to be gone, so that nothing that arrives late brings one back: a watch
+   * event from before the delete, or the answer to this node's own claim, processed after the watch
+   * has shown the new block requested, answered Ready and deleted. A UID never comes back, so only
    * the number kept is bounded.
    */
-  static final int MAX_DELETED = 4096;
+  static final int MAX_GONE = 4096;
 
   private final Map<String, Set<Cidr>> taken = new HashMap<>();
   private final Map<String, TreeMap<Cidr, Own>> own = new HashMap<>();
-  private final Set<String> deleted = new LinkedHashSet<>();
+  private final Set<String> goneUids = new LinkedHashSet<>();
 
   /** Someone holds {@code block} (this node or another, or a claim's outcome is unknown). */
   void take(String pool, Cidr block) {
@@ -66,8 +67,14 @@ final class NodeBlocks {
     return taken.getOrDefault(pool, Set.of()).contains(block) || get(pool, block) != null;
   }
 
-  /** This node's claim created {@code ref}; a record the watch made of it already stays. */
+  /**
+   * This node's claim created {@code ref}; a record the watch made of it already stays. Returns
+   * null when the block is gone already.
+   */
   Own claimed(BlockRef ref) {
+    if (goneUids.contains(ref.uid())) {
+      return null;
+    }
     take(ref.pool(), ref.cidr());
     Own existing = get(ref.pool(), ref.cidr());
     if (existing != null && existing.ref().uid().equals(ref.uid())) {
@@ -79,12 +86,12 @@ final class NodeBlocks {
   }
 
   /**
-   * The node's block watch shows {@code object}; returns its record, or null for a block this node
-   * has deleted itself.
+   * The node's block watch shows {@code object}; returns its record, or null for a block known to
+   * be gone.
    */
   Own seen(BlockObject object) {
     BlockRef ref = object.ref();
-    if (deleted.contains(ref.uid())) {
+    if (goneUids.contains(ref.uid())) {
       return null;
     }
     take(ref.pool(), ref.cidr());
@@ -103,6 +110,12 @@ final class NodeBlocks {
    * differs) changes nothing of the block this node holds now.
    */
   void gone(BlockRef ref) {
+    goneUids.add(ref.uid());
+    if (goneUids.size() > MAX_GONE) {
+      var oldest = goneUids.iterator();
+      oldest.next();
+      oldest.remove();
+    }
     Own current = get(ref.pool(), ref.cidr());
     if (current != null) {
       if (!current.ref().uid().equals(ref.uid())) {
@@ -120,17 +133,6 @@ final class NodeBlocks {
   Own get(BlockRef ref) {
     Own own = get(ref.pool(), ref.cidr());
     return own != null && own.ref().uid().equals(ref.uid()) ? own : null;
-  }
-
-  /** This node deleted the block {@code ref}: it is gone, and stays gone whatever comes late. */
-  void deleted(BlockRef ref) {
-    gone(ref);
-    deleted.add(ref.uid());
-    if (deleted.size() > MAX_DELETED) {
-      var oldest = deleted.iterator();
-      oldest.next();
-      oldest.remove();
-    }
   }
 
   Own get(String pool, Cidr block) {

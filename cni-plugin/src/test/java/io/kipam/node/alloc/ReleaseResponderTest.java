@@ -76,6 +76,28 @@ class ReleaseResponderTest {
   }
 
   @Test
+  void aBlockReleasedBeforeTheAnswerToItsClaimArrivesIsNeverAllocatedFrom() {
+    // The watch shows the new block, the operator asks for it, the node answers Ready and the
+    // operator deletes it, all before the node has processed the answer to its claim.
+    AtomicBoolean once = new AtomicBoolean();
+    var shown = fixture.store.onClaim;
+    fixture.store.onClaim =
+        ref -> {
+          shown.accept(ref);
+          if (once.compareAndSet(false, true)) {
+            fixture.status.request(ref, ROUND);
+            node.responder.respond();
+            assertThat(fixture.status.deleteIfReady(ref, ROUND)).isTrue();
+          }
+        };
+
+    Lease lease = node.add(pool, 0);
+
+    assertThat(fixture.store.blocks).containsKey(new BlockRef("p4", lease.block(), "").name());
+    assertThat(node.ledger.ownBlocks("p4")).containsExactly(lease.block());
+  }
+
+  @Test
   void aReadyBlockIsNeverAllocatedFromUntilItsReleaseIsCleared() {
     Lease lease = node.add(pool, 0);
     node.del(pool, 0);
@@ -215,7 +237,11 @@ class ReleaseResponderTest {
       work.add(
           threads.submit(
               () -> {
-                for (int i = 0; i < 300; i++) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                // At least 300 calls each, and on until blocks have gone back while pods churn.
+                for (int i = 0;
+                    i < 300 || (released.get() < 10 && System.nanoTime() < deadline);
+                    i++) {
                   int id = base + ThreadLocalRandom.current().nextInt(5);
                   try {
                     if (ThreadLocalRandom.current().nextBoolean()) {

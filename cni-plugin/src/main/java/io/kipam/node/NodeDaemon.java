@@ -4,7 +4,10 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kipam.node.alloc.Allocator;
+import io.kipam.node.alloc.BlockStatusReporter;
 import io.kipam.node.alloc.Ledger;
+import io.kipam.node.alloc.ReleaseResponder;
+import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
 import io.kipam.node.kube.WriteRateLimiter;
@@ -42,6 +45,7 @@ public final class NodeDaemon implements AutoCloseable {
   private Ledger ledger;
   private ReleaseJournal journal;
   private ScheduledExecutorService background;
+  private ScheduledExecutorService blocks;
 
   public NodeDaemon(NodeSettings settings) {
     this.settings = settings;
@@ -78,14 +82,14 @@ public final class NodeDaemon implements AutoCloseable {
     journal =
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger);
+    WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
     Allocator allocator =
         new Allocator(
-            ledger,
-            new KubernetesStore(
-                client,
-                watch::poolUid,
-                new WriteRateLimiter(settings.apiQps(), settings.apiBurst())),
-            new SecureRandom());
+            ledger, new KubernetesStore(client, watch::poolUid, limiter), new SecureRandom());
+    KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
+    ReleaseResponder responder = new ReleaseResponder(ledger, blockStatus, clock);
+    BlockStatusReporter reporter =
+        new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
     PrometheusRegistry registry = new PrometheusRegistry();
     CniService service = new CniService(watch, ledger, allocator, this::ready, settings.gcGrace());
     server = new NodeServer(settings.socket(), measured(service, registry), this::ready, registry);
@@ -94,6 +98,18 @@ public final class NodeDaemon implements AutoCloseable {
     // Uncertain writes are settled by a fresh read once any write still in flight has landed.
     background.scheduleWithFixedDelay(
         () -> allocator.settle(settings.settleAfter()), 1, 1, TimeUnit.SECONDS);
+    // The node's blocks, on a thread of their own so a slow status write never holds up settling:
+    // release answers first (an operator waits on them), then blocks going back, then counts.
+    blocks = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-blocks"));
+    blocks.scheduleWithFixedDelay(
+        () -> {
+          guarded("answering release requests", responder::respond);
+          guarded("giving back blocks", allocator::returnBlocks);
+          guarded("writing block status", reporter::report);
+        },
+        1,
+        1,
+        TimeUnit.SECONDS);
     watch.start(Duration.ofSeconds(15));
     log.info("kipam-node ready on node {}", settings.node());
   }
@@ -101,6 +117,15 @@ public final class NodeDaemon implements AutoCloseable {
   /** Ready (STATUS, /readyz): synced, and every watch running and connected. */
   private boolean ready() {
     return ledger.synced() && watch.healthy();
+  }
+
+  /** A periodic task that fails must not stop: the executor would never run it again. */
+  private static void guarded(String what, Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      log.error("failed {}", what, e);
+    }
   }
 
   private static Thread daemonThread(Runnable r, String name) {
@@ -158,6 +183,9 @@ public final class NodeDaemon implements AutoCloseable {
       }
       if (background != null) {
         background.shutdownNow();
+      }
+      if (blocks != null) {
+        blocks.shutdownNow();
       }
       if (watch != null) {
         watch.close();

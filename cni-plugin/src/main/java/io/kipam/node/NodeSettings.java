@@ -24,6 +24,8 @@ import java.util.Optional;
  *       so that a write still in flight has landed).
  *   <li>{@code KIPAM_API_QPS}, {@code KIPAM_API_BURST}: the daemon's API write rate; default 50 and
  *       100.
+ *   <li>{@code KIPAM_BLOCK_STATUS_SECONDS}: at most one write of a block's {@code status.allocated}
+ *       per this many seconds; default 5, at least 1.
  * </ul>
  */
 public record NodeSettings(
@@ -34,7 +36,8 @@ public record NodeSettings(
     Duration gcGrace,
     Duration settleAfter,
     double apiQps,
-    int apiBurst) {
+    int apiBurst,
+    Duration blockStatusPeriod) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -46,6 +49,10 @@ public record NodeSettings(
     Duration settle = seconds(env, "KIPAM_SETTLE_SECONDS", 30, problems);
     double qps = number(env, "KIPAM_API_QPS", 50, problems);
     int burst = (int) number(env, "KIPAM_API_BURST", 100, problems);
+    Duration blockStatus = seconds(env, "KIPAM_BLOCK_STATUS_SECONDS", 5, problems);
+    if (blockStatus.isZero()) {
+      problems.add("KIPAM_BLOCK_STATUS_SECONDS must be at least 1, not 0");
+    }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -57,7 +64,8 @@ public record NodeSettings(
         grace,
         settle,
         qps,
-        burst);
+        burst,
+        blockStatus);
   }
 
   private static Duration seconds(

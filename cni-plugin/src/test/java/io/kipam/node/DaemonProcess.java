@@ -19,6 +19,7 @@ final class DaemonProcess implements AutoCloseable {
   final Path stateDir;
   final Path log;
   private final Path kubeconfig;
+  private final java.util.Map<String, String> env = new java.util.HashMap<>();
   private Process process;
 
   DaemonProcess(Path dir, String node, Path kubeconfig) {
@@ -32,6 +33,12 @@ final class DaemonProcess implements AutoCloseable {
     this.stateDir = dir.resolve(node).resolve("state");
     this.log = dir.resolve(logName);
     this.kubeconfig = kubeconfig;
+  }
+
+  /** Sets a variable of the daemon's environment for its next start. */
+  DaemonProcess withEnv(String name, String value) {
+    env.put(name, value);
+    return this;
   }
 
   DaemonProcess start() {
@@ -60,6 +67,7 @@ final class DaemonProcess implements AutoCloseable {
       builder.environment().put("KUBECONFIG", kubeconfig.toString());
       builder.environment().put("KIPAM_GC_GRACE_SECONDS", "2");
       builder.environment().put("KIPAM_SETTLE_SECONDS", "5");
+      builder.environment().putAll(env);
       process =
           builder
               .redirectErrorStream(true)

@@ -25,6 +25,11 @@ import org.slf4j.LoggerFactory;
  * random candidate, moving on when another node won it; one claim per pool is in flight at a time
  * on this node, so concurrent ADDs never claim two blocks where one would do.
  *
+ * <p>Blocks go back by being retired in the ledger first (checked empty and closed under its
+ * monitor, so no concurrent ADD picks from them), then deleted with their UID as precondition: a
+ * block an ADD claimed and failed to use, and in host-prefix mode a block whose address was
+ * released, once the address has rested for the pool's reuse delay.
+ *
  * <p>Calls for one attachment run one at a time (a runtime may retry an ADD while the first is
  * still running); calls for different attachments never wait for each other.
  */
@@ -69,7 +74,7 @@ public final class Allocator {
   private List<Lease> allocateAll(List<PoolView> pools, Request request) {
     List<Lease> result = new ArrayList<>();
     List<Lease> createdHere = new ArrayList<>();
-    List<ClaimedBlock> claimedHere = new ArrayList<>();
+    List<BlockRef> claimedHere = new ArrayList<>();
     try {
       for (PoolView pool : pools) {
         Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
@@ -91,17 +96,14 @@ public final class Allocator {
           e.addSuppressed(undo);
         }
       }
-      for (ClaimedBlock block : claimedHere) {
+      for (BlockRef block : claimedHere) {
         giveBackIfEmpty(block, e);
       }
       throw e;
     }
   }
 
-  /** A block this call claimed: given back if the call fails and the block stayed empty. */
-  private record ClaimedBlock(String pool, Cidr block, String uid) {}
-
-  private Lease allocateIn(PoolView pool, Request request, List<ClaimedBlock> claimedHere) {
+  private Lease allocateIn(PoolView pool, Request request, List<BlockRef> claimedHere) {
     int ownAttempts = 0;
     // Waiting on another ADD's claim is not an attempt of this one, but is bounded all the same.
     for (int round = 0; ownAttempts < ATTEMPTS && round < ATTEMPTS * 8; round++) {
@@ -178,7 +180,7 @@ public final class Allocator {
    * Claims one more block of {@code pool} for this node, unless another ADD is claiming one right
    * now (then waits for that). Returns whether this call made a claim.
    */
-  private boolean claimBlock(PoolView pool, List<ClaimedBlock> claimedHere) {
+  private boolean claimBlock(PoolView pool, List<BlockRef> claimedHere) {
     CompletableFuture<Void> mine = new CompletableFuture<>();
     CompletableFuture<Void> running = claims.putIfAbsent(pool.name(), mine);
     if (running != null) {
@@ -213,7 +215,7 @@ public final class Allocator {
     }
   }
 
-  private ClaimedBlock claimNewBlock(PoolView pool) {
+  private BlockRef claimNewBlock(PoolView pool) {
     int held = ledger.ownBlocks(pool.name()).size();
     if (pool.maxBlocksPerNode() > 0 && held >= pool.maxBlocksPerNode()) {
       throw new AllocationException(
@@ -234,30 +236,59 @@ public final class Allocator {
       // would lose it for good when the claim did not happen.
       String uid = store.claimBlock(pool.name(), block, ledger.node());
       if (uid != null) {
-        ledger.blockSeen(pool.name(), block, ledger.node());
+        BlockRef claimed = new BlockRef(pool.name(), block, uid);
+        ledger.blockClaimed(claimed);
         log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
-        return new ClaimedBlock(pool.name(), block, uid);
+        return claimed;
       }
-      ledger.blockSeen(pool.name(), block, null);
+      ledger.blockTaken(pool.name(), block);
     }
     throw exhausted(pool, "no unclaimed block is left");
   }
 
-  private void giveBackIfEmpty(ClaimedBlock claimed, RuntimeException failure) {
-    if (!ledger.retireIfEmpty(claimed.pool(), claimed.block())) {
+  private void giveBackIfEmpty(BlockRef claimed, RuntimeException failure) {
+    if (!ledger.retireIfEmpty(claimed)) {
       return;
     }
     try {
-      store.releaseBlock(claimed.pool(), claimed.block(), claimed.uid());
-      ledger.blockGone(claimed.pool(), claimed.block());
-      log.info(
-          "gave back block {} of pool {}: the ADD that claimed it failed",
-          claimed.block(),
-          claimed.pool());
+      deleteBlock(claimed, "the ADD that claimed it failed");
     } catch (RuntimeException e) {
-      // Still ours (or unknown): open it again; the release handshake can take it back later.
-      ledger.drain(claimed.pool(), claimed.block(), false);
       failure.addSuppressed(e);
+    }
+  }
+
+  /**
+   * Deletes the retired block {@code ref} (UID precondition). A delete that may have happened
+   * leaves the block retired, never open: if it is gone, another node may claim it any moment, so
+   * nothing must be allocated from it; {@link #returnBlocks} tries again, and the block watch tells
+   * when it is gone. Only a delete the API server refused opens it again.
+   */
+  private void deleteBlock(BlockRef ref, String why) {
+    try {
+      store.releaseBlock(ref.pool(), ref.cidr(), ref.uid());
+    } catch (StoreUnavailableException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      ledger.unretire(ref);
+      throw e;
+    }
+    ledger.blockGone(ref);
+    log.info("gave back block {} of pool {}: {}", ref.cidr(), ref.pool(), why);
+  }
+
+  /**
+   * Deletes the blocks this node gives back: host-prefix blocks whose address has gone and rested
+   * for the pool's reuse delay, and retired blocks whose delete failed before. Run in the
+   * background; a failure is tried again on the next call.
+   */
+  public void returnBlocks() {
+    for (BlockRef ref : ledger.blocksToDelete()) {
+      try {
+        deleteBlock(ref, ref.hostPrefix() ? "its address was released" : "it is empty");
+      } catch (RuntimeException e) {
+        log.info(
+            "cannot give back block {} of pool {} yet: {}", ref.cidr(), ref.pool(), e.toString());
+      }
     }
   }
 
@@ -276,9 +307,25 @@ public final class Allocator {
             + " blocks of the pool; the pool has "
             + pool.layout().assignableCount()
             + " assignable addresses in "
-            + pool.layout().blockCount()
+            + usableBlocks(pool)
             + " blocks)");
   }
+
+  /**
+   * How many blocks of the pool hold an assignable address (a range or excludes may leave many
+   * blocks of its CIDR without one); counted up to a bound, as IPv6 pools have astronomically many.
+   */
+  private static String usableBlocks(PoolView pool) {
+    long n = 0;
+    for (Cidr ignored : pool.layout().usableBlocks()) {
+      if (++n > USABLE_BLOCKS_COUNTED) {
+        return "more than " + USABLE_BLOCKS_COUNTED;
+      }
+    }
+    return Long.toString(n);
+  }
+
+  private static final long USABLE_BLOCKS_COUNTED = 65_536;
 
   /**
    * Releases what {@code attachment} holds in the given pools: deletes each IPAddress (with its UID
@@ -328,6 +375,22 @@ public final class Allocator {
         lease.pool(),
         lease.pod().namespace(),
         lease.pod().name());
+    // In host-prefix mode the block is the allocation: it goes back with its address (once the
+    // address has rested), so any node can claim it.
+    ledger
+        .retireIdleHostBlock(lease.pool(), lease.block())
+        .ifPresent(
+            ref -> {
+              try {
+                deleteBlock(ref, "its address was released");
+              } catch (RuntimeException e) {
+                log.info(
+                    "cannot give back block {} of pool {} yet: {}",
+                    ref.cidr(),
+                    ref.pool(),
+                    e.toString());
+              }
+            });
   }
 
   /**

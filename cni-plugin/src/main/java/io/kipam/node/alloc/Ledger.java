@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeSet;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,9 +54,8 @@ public final class Ledger {
 
   private final String node;
   private final Clock clock;
-  private final Map<String, Set<Cidr>> ownBlocks = new HashMap<>();
-  private final Map<String, Set<Cidr>> takenBlocks = new HashMap<>();
-  private final Set<BlockKey> drainingBlocks = new HashSet<>();
+  private final NodeBlocks blocks = new NodeBlocks();
+  private final Map<String, Duration> reuseDelays = new HashMap<>();
   private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
   private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
   private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
@@ -73,9 +72,6 @@ public final class Ledger {
   public interface ReleaseListener {
     void released(String pool, IpAddress ip, Instant at);
   }
-
-  /** A block of a pool. */
-  private record BlockKey(String pool, Cidr block) {}
 
   /** An attachment's claim on a pool: at most one address each. */
   private record AttachmentKey(String pool, Attachment attachment) {}
@@ -106,26 +102,51 @@ public final class Ledger {
 
   // ---- fed by the watches ----
 
-  public synchronized void blockSeen(String pool, Cidr block, String holder) {
-    takenBlocks.computeIfAbsent(pool, p -> new HashSet<>()).add(block);
-    if (node.equals(holder)) {
-      ownBlocks.computeIfAbsent(pool, p -> new TreeSet<>()).add(block);
+  /** Someone holds {@code block} of {@code pool} (another node, or this one): claims skip it. */
+  public synchronized void blockTaken(String pool, Cidr block) {
+    blocks.take(pool, block);
+  }
+
+  /**
+   * The node's block watch shows one of this node's blocks. Its release state takes effect at once:
+   * from this moment nothing is allocated from a block kipam-operator is releasing ({@code
+   * Requested} or {@code Ready}), until its status says otherwise. A host-prefix block seen before
+   * the ledger has synced is checked once whether it should go back (its address may have gone
+   * while no daemon ran).
+   */
+  public synchronized void ownBlockSeen(BlockObject object) {
+    NodeBlocks.Own own = blocks.seen(object);
+    if (own != null && !synced && object.ref().hostPrefix()) {
+      own.giveBack = true;
     }
   }
 
-  public synchronized void blockGone(String pool, Cidr block) {
-    takenBlocks.getOrDefault(pool, Set.of()).remove(block);
-    ownBlocks.getOrDefault(pool, Set.of()).remove(block);
-    drainingBlocks.remove(new BlockKey(pool, block));
+  /** This node's claim created the block {@code ref}. */
+  public synchronized void blockClaimed(BlockRef ref) {
+    blocks.claimed(ref);
   }
 
-  /** Marks a block as being released: nothing more is allocated from it. */
-  public synchronized void drain(String pool, Cidr block, boolean draining) {
-    if (draining) {
-      drainingBlocks.add(new BlockKey(pool, block));
-    } else {
-      drainingBlocks.remove(new BlockKey(pool, block));
-    }
+  /**
+   * The block object {@code ref} is gone (deleted by this node or another writer, as a watch or
+   * this node's own delete tells). Nothing that arrives late brings it back: a watch event from
+   * before the delete, or the answer to this node's claim of it. A late event about an earlier
+   * object of the same name changes nothing of the block this node holds now.
+   */
+  public synchronized void blockGone(BlockRef ref) {
+    blocks.gone(ref);
+  }
+
+  /**
+   * A pool's reuse delay, from the pool watch: a host-prefix block goes back only once its address
+   * has rested that long.
+   */
+  public synchronized void poolSeen(String pool, Duration reuseDelay) {
+    reuseDelays.put(pool, reuseDelay);
+    resting.noteDelay(reuseDelay);
+  }
+
+  public synchronized void poolGone(String pool) {
+    reuseDelays.remove(pool);
   }
 
   /**
@@ -230,11 +251,11 @@ public final class Ledger {
   }
 
   public synchronized List<Cidr> ownBlocks(String pool) {
-    return List.copyOf(ownBlocks.getOrDefault(pool, Set.of()));
+    return blocks.cidrs(pool);
   }
 
   public synchronized boolean taken(String pool, Cidr block) {
-    return takenBlocks.getOrDefault(pool, Set.of()).contains(block);
+    return blocks.taken(pool, block);
   }
 
   /**
@@ -244,14 +265,16 @@ public final class Ledger {
    */
   public synchronized Optional<Pick> reserveFree(PoolView pool, Random random) {
     resting.noteDelay(pool.reuseDelay());
+    reuseDelays.put(pool.name(), pool.reuseDelay());
     Instant now = clock.instant();
     Pick best = null;
     Instant bestReleased = null;
     PoolLayout layout = pool.layout();
-    for (Cidr block : ownBlocks.getOrDefault(pool.name(), Set.of())) {
+    for (NodeBlocks.Own own : blocks.of(pool.name())) {
+      Cidr block = own.ref().cidr();
       // A block of another geometry (an earlier pool of the same name, not yet collected) or one
       // being released is not allocated from.
-      if (drainingBlocks.contains(new BlockKey(pool.name(), block))
+      if (!own.open()
           || block.prefixLength() != layout.blockSize()
           || !layout.cidr().contains(block)) {
         continue;
@@ -371,17 +394,92 @@ public final class Ledger {
   }
 
   /**
-   * Takes {@code block} out of use if nothing in it is held, reserved or uncertain, so it can be
-   * deleted; false when something is. {@link #blockGone} or {@link #drain}(false) ends it.
+   * Takes the block {@code ref} out of use if nothing in it is held, reserved or uncertain, so it
+   * can be deleted; false when something is (or the block is not this node's). {@link #blockGone}
+   * or {@link #unretire} ends it.
    */
-  public synchronized boolean retireIfEmpty(String pool, Cidr block) {
-    for (AddressKey key : inUse()) {
-      if (key.pool().equals(pool) && block.contains(key.ip())) {
-        return false;
-      }
+  public synchronized boolean retireIfEmpty(BlockRef ref) {
+    return blocks.retireIfEmpty(ref, inUse());
+  }
+
+  /** The delete of the retired block {@code ref} certainly did not happen: it is open again. */
+  public synchronized void unretire(BlockRef ref) {
+    blocks.unretire(ref);
+  }
+
+  /**
+   * Retires the host-prefix block of {@code pool} at {@code block} if its address has gone and
+   * rested for the pool's reuse delay: in host-prefix mode the block is the allocation, and goes
+   * back so that any node can claim it.
+   */
+  public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
+    NodeBlocks.Own own = blocks.get(pool, block);
+    return synced && own != null && blocks.retireIfIdle(own, inUse(), restingNow())
+        ? Optional.of(own.ref())
+        : Optional.empty();
+  }
+
+  /**
+   * The blocks this node should delete: those retiring (a delete that failed is tried again), after
+   * retiring every host-prefix block whose address has gone and rested. None before the ledger has
+   * synced: a block whose address has not reached it yet would look empty.
+   */
+  public synchronized List<BlockRef> blocksToDelete() {
+    return synced ? blocks.toDelete(inUse(), restingNow()) : List.of();
+  }
+
+  /**
+   * Whether an address still rests after its release. For a pool whose reuse delay is not known
+   * yet, any remembered release may still be resting.
+   */
+  private Predicate<AddressKey> restingNow() {
+    Instant now = clock.instant();
+    return address -> {
+      Duration delay = reuseDelays.get(address.pool());
+      return delay == null
+          ? !resting.releasedAt(address).equals(Instant.EPOCH)
+          : resting.resting(address, delay, now);
+    };
+  }
+
+  /** A release request of one of this node's blocks, and how many addresses are in use in it. */
+  public record ReleaseDecision(BlockObject block, int inUse) {
+    public boolean ready() {
+      return inUse == 0;
     }
-    drainingBlocks.add(new BlockKey(pool, block));
-    return true;
+  }
+
+  /**
+   * Every pending release request ({@code Requested}, as the block watch last showed it) of this
+   * node's blocks, decided: {@link ReleaseDecision#ready} when nothing in the block is held,
+   * reserved or uncertain. Such a block is closed since its request was seen and stays closed until
+   * its status says otherwise, so no allocation slips in between this decision and the answer's
+   * write, which carries the resourceVersion decided on.
+   */
+  public synchronized List<ReleaseDecision> pendingReleases() {
+    return blocks.pendingReleases(this::inUse);
+  }
+
+  /**
+   * The answer to {@code decided}'s request was written as {@code written}: recorded unless the
+   * block watch has shown a newer state already.
+   */
+  public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
+    blocks.answered(decided, written);
+  }
+
+  /** One of this node's blocks and how many of its addresses are taken. */
+  public record BlockUsage(BlockObject block, long allocated) {}
+
+  /**
+   * How many addresses each of this node's blocks has taken: held by an IPAddress object (readable
+   * or not) or of uncertain state. Allocations still being written are not counted yet.
+   */
+  public synchronized List<BlockUsage> blockUsage() {
+    Set<AddressKey> taken = new HashSet<>(holders.keySet());
+    taken.addAll(uncertain.keySet());
+    taken.addAll(unreadable.keySet());
+    return blocks.usage(taken);
   }
 
   private Set<AddressKey> inUse() {
@@ -431,6 +529,10 @@ public final class Ledger {
 
   private void rest(AddressKey address) {
     Instant now = clock.instant();
+    NodeBlocks.Own own = blocks.containing(address);
+    if (own != null && own.ref().hostPrefix()) {
+      own.giveBack = true;
+    }
     resting.rest(address, now);
     releaseListener.released(address.pool(), address.ip(), now);
   }

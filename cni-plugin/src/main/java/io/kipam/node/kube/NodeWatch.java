@@ -13,7 +13,6 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.node.alloc.AddressKey;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
@@ -72,20 +71,24 @@ public final class NodeWatch implements AutoCloseable {
    */
   public void start(Duration reportEvery) throws InterruptedException {
     pools = client.resources(IPPool.class).runnableInformer(0);
+    FirstList<IPPool> poolsListed = new FirstList<>();
+    pools.addEventHandler(poolsListed.track(handler(this::poolSeen, this::poolGone)));
     self = client.nodes().withName(node).runnableInformer(0);
     SharedIndexInformer<IPBlock> blocks =
         client
             .resources(IPBlock.class)
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
-    blocks.addEventHandler(handler(this::blockSeen, this::blockGone));
+    FirstList<IPBlock> blocksListed = new FirstList<>();
+    blocks.addEventHandler(blocksListed.track(handler(this::ownBlockSeen, this::blockGone)));
     SharedIndexInformer<IPAddress> addresses =
         client
             .resources(IPAddress.class)
             .inAnyNamespace()
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
-    addresses.addEventHandler(handler(this::addressSeen, this::addressGone));
+    FirstList<IPAddress> addressesListed = new FirstList<>();
+    addresses.addEventHandler(addressesListed.track(handler(this::addressSeen, this::addressGone)));
     pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0);
     informers.addAll(List.of(pools, self, blocks, addresses, pods));
     List<CompletableFuture<?>> started = new ArrayList<>();
@@ -109,6 +112,24 @@ public final class NodeWatch implements AutoCloseable {
         throw new IllegalStateException("a watch of kipam-node stopped before it synced", e);
       }
     }
+    // The lists are in the watches' caches; wait until their handlers have fed them to the ledger.
+    Instant listed = Instant.now();
+    Instant nextReport = listed.plus(reportEvery);
+    while (!poolsListed.delivered(pools)
+        || !blocksListed.delivered(blocks)
+        || !addressesListed.delivered(addresses)) {
+      Thread.sleep(10);
+      if (Instant.now().isAfter(nextReport)) {
+        log.warn(
+            "the watches have listed this node's allocations, but their objects have not all"
+                + " reached its record after {}s; nothing is allocated until they have",
+            Duration.between(listed, Instant.now()).toSeconds());
+        nextReport = Instant.now().plus(reportEvery);
+      }
+    }
+    poolsListed.finish();
+    blocksListed.finish();
+    addressesListed.finish();
     ledger.markSynced();
     log.info(
         "synced for node {}: {} addresses, {} blocks of this node",
@@ -150,7 +171,7 @@ public final class NodeWatch implements AutoCloseable {
                       .resources(IPBlock.class)
                       .withLabel(ApiConstants.LABEL_POOL, p)
                       .runnableInformer(0);
-              i.addEventHandler(handler(this::blockSeen, this::blockGone));
+              i.addEventHandler(handler(this::blockTaken, this::blockGone));
               informers.add(i);
               return i.exceptionHandler(NodeWatch::keepTrying).start().toCompletableFuture();
             });
@@ -279,21 +300,34 @@ public final class NodeWatch implements AutoCloseable {
     return annotations != null && runtimeUid.get().equals(annotations.get(MIRROR_ANNOTATION));
   }
 
-  private void blockSeen(IPBlock block) {
-    Cidr cidr = Cidr.parse(block.getSpec().getCidr());
-    String pool = block.getSpec().getPool();
-    ledger.blockSeen(pool, cidr, block.getSpec().getNode());
-    boolean requested =
-        block.getStatus() != null
-            && block.getStatus().getRelease() != null
-            && block.getStatus().getRelease().getState() == ReleaseState.Requested;
+  /** One of this node's blocks, from the node's block watch: the only source of its state. */
+  private void ownBlockSeen(IPBlock block) {
     if (node.equals(block.getSpec().getNode())) {
-      ledger.drain(pool, cidr, requested);
+      ledger.ownBlockSeen(Blocks.object(block));
+    } else {
+      blockTaken(block);
     }
   }
 
+  /**
+   * A block of a pool this node uses, from the pool's block watch: it only tells claims what to
+   * skip. Its release state is read from the node's own block watch alone, whose events come in
+   * order; two watches' events about one block do not.
+   */
+  private void blockTaken(IPBlock block) {
+    ledger.blockTaken(block.getSpec().getPool(), Cidr.parse(block.getSpec().getCidr()));
+  }
+
   private void blockGone(IPBlock block) {
-    ledger.blockGone(block.getSpec().getPool(), Cidr.parse(block.getSpec().getCidr()));
+    ledger.blockGone(Blocks.ref(block));
+  }
+
+  private void poolSeen(IPPool pool) {
+    ledger.poolSeen(pool.getMetadata().getName(), PoolPolicy.reuseDelay(pool.getSpec()));
+  }
+
+  private void poolGone(IPPool pool) {
+    ledger.poolGone(pool.getMetadata().getName());
   }
 
   /**

@@ -131,8 +131,13 @@ public final class PoolPolicy {
       throw new NodeWatch.PoolNotUsableException(
           "IPPool " + name + " is invalid: " + e.getMessage());
     }
-    int reuseDelay = spec.getReuseDelaySeconds() == null ? 30 : spec.getReuseDelaySeconds();
     int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    return new PoolView(name, layout, Duration.ofSeconds(reuseDelay), maxBlocks);
+    return new PoolView(name, layout, reuseDelay(spec), maxBlocks);
+  }
+
+  /** How long a released address of the pool rests before reuse; 30 s unless the spec says. */
+  static Duration reuseDelay(IPPoolSpec spec) {
+    return Duration.ofSeconds(
+        spec.getReuseDelaySeconds() == null ? 30 : spec.getReuseDelaySeconds());
   }
 }

@@ -221,6 +221,28 @@ class AllocatorTest {
   }
 
   @Test
+  void anExhaustedPoolCountsOnlyTheBlocksItsRangeLeavesUsable() {
+    // 64 addresses in a /25 of /28 blocks: four of its eight blocks hold assignable addresses.
+    PoolView pool =
+        new PoolView(
+            "p4",
+            PoolLayout.builder()
+                .cidr("10.0.0.0/25")
+                .rangeStart("10.0.0.32")
+                .rangeEnd("10.0.0.95")
+                .blockSize(28)
+                .build(),
+            Duration.ZERO,
+            0);
+    for (int i = 0; i < 64; i++) {
+      add(pool, i);
+    }
+
+    assertThatThrownBy(() -> add(pool, 64))
+        .hasMessageContaining("the pool has 64 assignable addresses in 4 blocks");
+  }
+
+  @Test
   void blockCapStopsClaimsWithAMessageNamingTheField() {
     PoolView capped =
         new PoolView(

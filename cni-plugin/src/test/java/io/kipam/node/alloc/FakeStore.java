@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * nodes share one API server. Faults: {@link #failWrites} fails writes before they happen, as an
  * unreachable API server does; {@link #lostAnswers} makes that share of creates happen and then
  * throw, as a timeout or a connection reset after the request was sent does; {@link #rejectCreates}
- * refuses creates as the API does for content it will not take.
+ * refuses creates as the API does for content it will not take; {@link #lostBlockDeletes} makes
+ * block deletes happen and then throw, as a delete whose answer was lost does.
  */
 final class FakeStore implements AllocationStore {
 
@@ -31,6 +32,8 @@ final class FakeStore implements AllocationStore {
   volatile boolean rejectCreates;
   volatile double lostAnswers;
   volatile boolean claimsTimeOut;
+  volatile boolean lostBlockDeletes;
+  volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
   private final Random random = new Random(11);
 
   @Override
@@ -41,9 +44,11 @@ final class FakeStore implements AllocationStore {
       throw new WriteOutcomeUnknownException("timeout before the claim was sent (test)", null);
     }
     String uid = UUID.randomUUID().toString();
-    return blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) == null
-        ? uid
-        : null;
+    if (blocks.putIfAbsent(ResourceNames.blockName(pool, block), new Block(node, uid)) != null) {
+      return null;
+    }
+    onClaim.accept(new BlockRef(pool, block, uid));
+    return uid;
   }
 
   @Override
@@ -51,6 +56,9 @@ final class FakeStore implements AllocationStore {
     maybeFail();
     blocks.computeIfPresent(
         ResourceNames.blockName(pool, block), (k, b) -> b.uid().equals(uid) ? null : b);
+    if (lostBlockDeletes) {
+      throw new StoreUnavailableException("no answer to a block delete (test)", null);
+    }
   }
 
   @Override

@@ -1,0 +1,270 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.v1alpha1.ReleaseState;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * The blocks a {@link Ledger} knows: which blocks of each pool anyone holds (so claims skip them),
+ * and for each block of this node the object it is and whether it is open for allocation. A block
+ * of this node is closed while kipam-operator releases it ({@code Requested} or {@code Ready}, as
+ * the node's block watch last showed it) and while this node retires it in order to delete it. Not
+ * thread-safe; the ledger calls it under its monitor.
+ */
+final class NodeBlocks {
+
+  /** One block of this node. */
+  static final class Own {
+    /** The latest the node's block watch showed of it, or what this node's claim created. */
+    BlockObject object;
+
+    /** Being deleted by this node: nothing is allocated from it, whatever its status says. */
+    boolean retiring;
+
+    /** A host-prefix block whose address went: it goes back once the address has rested. */
+    boolean giveBack;
+
+    Own(BlockObject object) {
+      this.object = object;
+    }
+
+    BlockRef ref() {
+      return object.ref();
+    }
+
+    boolean open() {
+      return !retiring && !object.releasing();
+    }
+  }
+
+  /**
+   * UIDs of blocks known to be gone, so that nothing that arrives late brings one back: a watch
+   * event from before the delete, or the answer to this node's own claim, processed after the watch
+   * has shown the new block requested, answered Ready and deleted. A UID never comes back, so only
+   * the number kept is bounded.
+   */
+  static final int MAX_GONE = 4096;
+
+  private final Map<String, Set<Cidr>> taken = new HashMap<>();
+  private final Map<String, TreeMap<Cidr, Own>> own = new HashMap<>();
+  private final Set<String> goneUids = new LinkedHashSet<>();
+
+  /** Someone holds {@code block} (this node or another, or a claim's outcome is unknown). */
+  void take(String pool, Cidr block) {
+    taken.computeIfAbsent(pool, p -> new HashSet<>()).add(block);
+  }
+
+  boolean taken(String pool, Cidr block) {
+    return taken.getOrDefault(pool, Set.of()).contains(block) || get(pool, block) != null;
+  }
+
+  /**
+   * This node's claim created {@code ref}; a record the watch made of it already stays. Returns
+   * null when the block is gone already.
+   */
+  Own claimed(BlockRef ref) {
+    if (goneUids.contains(ref.uid())) {
+      return null;
+    }
+    take(ref.pool(), ref.cidr());
+    Own existing = get(ref.pool(), ref.cidr());
+    if (existing != null && existing.ref().uid().equals(ref.uid())) {
+      return existing;
+    }
+    Own fresh = new Own(new BlockObject(ref, null, false, null, null, null));
+    own.computeIfAbsent(ref.pool(), p -> new TreeMap<>()).put(ref.cidr(), fresh);
+    return fresh;
+  }
+
+  /**
+   * The node's block watch shows {@code object}; returns its record, or null for a block known to
+   * be gone.
+   */
+  Own seen(BlockObject object) {
+    BlockRef ref = object.ref();
+    if (goneUids.contains(ref.uid())) {
+      return null;
+    }
+    take(ref.pool(), ref.cidr());
+    Own existing = get(ref.pool(), ref.cidr());
+    if (existing != null && existing.ref().uid().equals(ref.uid())) {
+      existing.object = object;
+      return existing;
+    }
+    Own fresh = new Own(object);
+    own.computeIfAbsent(ref.pool(), p -> new TreeMap<>()).put(ref.cidr(), fresh);
+    return fresh;
+  }
+
+  /**
+   * The object {@code ref} is gone. A late event about an earlier object of the same name (its UID
+   * differs) changes nothing of the block this node holds now.
+   */
+  void gone(BlockRef ref) {
+    goneUids.add(ref.uid());
+    if (goneUids.size() > MAX_GONE) {
+      var oldest = goneUids.iterator();
+      oldest.next();
+      oldest.remove();
+    }
+    Own current = get(ref.pool(), ref.cidr());
+    if (current != null) {
+      if (!current.ref().uid().equals(ref.uid())) {
+        return;
+      }
+      own.get(ref.pool()).remove(ref.cidr());
+    }
+    Set<Cidr> held = taken.get(ref.pool());
+    if (held != null) {
+      held.remove(ref.cidr());
+    }
+  }
+
+  /** The block {@code ref}, if it is this node's (and that object, by UID). */
+  Own get(BlockRef ref) {
+    Own own = get(ref.pool(), ref.cidr());
+    return own != null && own.ref().uid().equals(ref.uid()) ? own : null;
+  }
+
+  Own get(String pool, Cidr block) {
+    TreeMap<Cidr, Own> blocks = own.get(pool);
+    return blocks == null ? null : blocks.get(block);
+  }
+
+  /** This node's blocks of {@code pool}, in address order. */
+  Iterable<Own> of(String pool) {
+    TreeMap<Cidr, Own> blocks = own.get(pool);
+    return blocks == null ? List.of() : blocks.values();
+  }
+
+  List<Cidr> cidrs(String pool) {
+    TreeMap<Cidr, Own> blocks = own.get(pool);
+    return blocks == null ? List.of() : List.copyOf(blocks.keySet());
+  }
+
+  /** Every block of this node. */
+  List<Own> all() {
+    List<Own> all = new ArrayList<>();
+    own.values().forEach(blocks -> all.addAll(blocks.values()));
+    return all;
+  }
+
+  /** This node's block of {@code pool} that contains {@code ip}, if any. */
+  Own containing(AddressKey address) {
+    TreeMap<Cidr, Own> blocks = own.get(address.pool());
+    if (blocks == null) {
+      return null;
+    }
+    var candidate = blocks.floorEntry(Cidr.of(address.ip(), address.ip().family().bits()));
+    return candidate != null && candidate.getKey().contains(address.ip())
+        ? candidate.getValue()
+        : null;
+  }
+
+  // ---- decisions, on the sets of addresses the ledger passes ----
+
+  /** Retires {@code ref} unless an address of {@code used} is in it. */
+  boolean retireIfEmpty(BlockRef ref, Set<AddressKey> used) {
+    Own own = get(ref);
+    if (own == null || count(ref, used) > 0) {
+      return false;
+    }
+    own.retiring = true;
+    return true;
+  }
+
+  void unretire(BlockRef ref) {
+    Own own = get(ref);
+    if (own != null) {
+      own.retiring = false;
+    }
+  }
+
+  /**
+   * Retires {@code own} if it is a host-prefix block marked to go back whose address is neither
+   * {@code used} nor {@code resting}.
+   */
+  boolean retireIfIdle(Own own, Set<AddressKey> used, Predicate<AddressKey> resting) {
+    if (!own.giveBack || own.retiring || !own.ref().hostPrefix()) {
+      return false;
+    }
+    AddressKey address = new AddressKey(own.ref().pool(), own.ref().cidr().network());
+    if (used.contains(address)) {
+      own.giveBack = false; // held again: its next release marks it again
+      return false;
+    }
+    if (resting.test(address)) {
+      return false;
+    }
+    own.giveBack = false;
+    own.retiring = true;
+    return true;
+  }
+
+  /** Every block retiring, after retiring the idle host-prefix blocks. */
+  List<BlockRef> toDelete(Set<AddressKey> used, Predicate<AddressKey> resting) {
+    List<BlockRef> due = new ArrayList<>();
+    for (Own own : all()) {
+      if (own.retiring || retireIfIdle(own, used, resting)) {
+        due.add(own.ref());
+      }
+    }
+    return due;
+  }
+
+  /** The blocks whose release is Requested, each with how many addresses of {@code used} it has. */
+  List<Ledger.ReleaseDecision> pendingReleases(Supplier<Set<AddressKey>> used) {
+    List<Ledger.ReleaseDecision> pending = new ArrayList<>();
+    Set<AddressKey> inUse = null;
+    for (Own own : all()) {
+      if (own.object.release() == ReleaseState.Requested) {
+        inUse = inUse == null ? used.get() : inUse;
+        pending.add(new Ledger.ReleaseDecision(own.object, count(own.ref(), inUse)));
+      }
+    }
+    return pending;
+  }
+
+  /** Records a written answer unless the watch has shown a newer state than the one decided on. */
+  void answered(BlockObject decided, BlockObject written) {
+    Own own = get(decided.ref());
+    if (own != null && own.object.equals(decided)) {
+      own.object = written;
+    }
+  }
+
+  /** How many addresses of {@code taken} each block holds. */
+  List<Ledger.BlockUsage> usage(Set<AddressKey> taken) {
+    Map<BlockRef, Long> counts = new HashMap<>();
+    for (AddressKey key : taken) {
+      Own own = containing(key);
+      if (own != null) {
+        counts.merge(own.ref(), 1L, Long::sum);
+      }
+    }
+    List<Ledger.BlockUsage> usage = new ArrayList<>();
+    for (Own own : all()) {
+      usage.add(new Ledger.BlockUsage(own.object, counts.getOrDefault(own.ref(), 0L)));
+    }
+    return usage;
+  }
+
+  private static int count(BlockRef ref, Set<AddressKey> addresses) {
+    int n = 0;
+    for (AddressKey key : addresses) {
+      if (key.pool().equals(ref.pool()) && ref.cidr().contains(key.ip())) {
+        n++;
+      }
+    }
+    return n;
+  }
+}

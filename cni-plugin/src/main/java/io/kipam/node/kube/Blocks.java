@@ -1,0 +1,31 @@
+package io.kipam.node.kube;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.node.alloc.BlockObject;
+import io.kipam.node.alloc.BlockRef;
+
+/** How an IPBlock object reads for the ledger, in one place for the watches. */
+final class Blocks {
+
+  private Blocks() {}
+
+  static BlockRef ref(IPBlock block) {
+    return new BlockRef(
+        block.getSpec().getPool(),
+        Cidr.parse(block.getSpec().getCidr()),
+        block.getMetadata().getUid());
+  }
+
+  static BlockObject object(IPBlock block) {
+    var status = block.getStatus();
+    var release = status == null ? null : status.getRelease();
+    return new BlockObject(
+        ref(block),
+        block.getMetadata().getResourceVersion(),
+        status != null,
+        release == null ? null : release.getState(),
+        release == null ? null : release.getRequestedAt(),
+        status == null ? null : status.getAllocated());
+  }
+}

@@ -1,0 +1,136 @@
+package io.kipam.node;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One registered node with its kipam-node process and the installed executable, for ITs about the
+ * node's blocks. Pod {@code i} lives in namespace {@code i % 3} of the rig's three, so addresses of
+ * one pool are held in several namespaces, where no 409 hides a duplicate.
+ */
+final class NodeRig implements AutoCloseable {
+
+  final String node;
+  final DaemonProcess daemon;
+  final Path kipam;
+  private final KubernetesClient client;
+  private final List<String> namespaces;
+  private final Map<Integer, Pod> pods = new HashMap<>();
+  private final String readyPool;
+
+  private NodeRig(
+      KubernetesClient client,
+      String node,
+      DaemonProcess daemon,
+      Path kipam,
+      List<String> namespaces,
+      String readyPool) {
+    this.client = client;
+    this.node = node;
+    this.daemon = daemon;
+    this.kipam = kipam;
+    this.namespaces = namespaces;
+    this.readyPool = readyPool;
+  }
+
+  /**
+   * Registers a node, starts its daemon with {@code env} and waits until it is ready ({@code pool}
+   * is any Ready pool, for the STATUS call).
+   */
+  static NodeRig start(
+      ControlPlane controlPlane,
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      Map<String, String> env)
+      throws Exception {
+    String node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+    env.forEach(daemon::withEnv);
+    Path kipam = Installer.install(dir.resolve(node).resolve("bin"), daemon.socket);
+    daemon.start();
+    daemon.awaitReady(kipam, pool);
+    return new NodeRig(client, node, daemon, kipam, namespaces, pool);
+  }
+
+  /** Three namespaces for the pods of one or more rigs. */
+  static List<String> namespaces(KubernetesClient client, String prefix) {
+    return List.of(
+        Fixtures.namespace(client, prefix + "-q0"),
+        Fixtures.namespace(client, prefix + "-q1"),
+        Fixtures.namespace(client, prefix + "-q2"));
+  }
+
+  CniCall.Outcome add(String pool, int i) {
+    return call("ADD", pool, i);
+  }
+
+  CniCall.Outcome del(String pool, int i) {
+    return call("DEL", pool, i);
+  }
+
+  private CniCall.Outcome call(String command, String pool, int i) {
+    Pod pod =
+        pods.computeIfAbsent(
+            i,
+            k ->
+                Cluster.pod(client, namespaces.get(Math.floorMod(k, 3)), node + "-pod-" + k, node));
+    return CniCall.run(
+        kipam,
+        CniCall.env(
+            command,
+            node + "-c-" + i,
+            "eth0",
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid()),
+        Cluster.config("1.1.0", daemon.socket.toString(), pool));
+  }
+
+  /** Deletes pod {@code i}, as a user would; its IPAddresses go with it (garbage collector). */
+  void deletePod(int i) {
+    client.resource(pods.remove(i)).withGracePeriod(0).delete();
+  }
+
+  /** SIGKILLs the daemon, starts it again and waits until it is ready. */
+  void restart() throws InterruptedException {
+    daemon.kill();
+    daemon.start();
+    daemon.awaitReady(kipam, readyPool);
+  }
+
+  /** This node's blocks of {@code pool}. */
+  List<IPBlock> blocks(String pool) {
+    return client
+        .resources(IPBlock.class)
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .withLabel(ApiConstants.LABEL_NODE, node)
+        .list()
+        .getItems();
+  }
+
+  /** This node's block of {@code pool} that holds {@code ip}. */
+  Optional<IPBlock> blockOf(String pool, String ip) {
+    return blocks(pool).stream()
+        .filter(b -> Cidr.parse(b.getSpec().getCidr()).contains(IpAddress.parse(ip)))
+        .findFirst();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    daemon.close();
+  }
+}

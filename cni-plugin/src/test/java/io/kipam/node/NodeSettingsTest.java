@@ -1,0 +1,36 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class NodeSettingsTest {
+
+  @Test
+  void blockStatusIsWrittenAtMostEveryFiveSecondsUnlessSetOtherwise() {
+    assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).blockStatusPeriod())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThat(
+            NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "30"))
+                .blockStatusPeriod())
+        .isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void aBlockStatusPeriodBelowOneSecondIsRefusedNamingTheVariable() {
+    assertThatThrownBy(
+            () ->
+                NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "0")))
+        .hasMessageContaining("KIPAM_BLOCK_STATUS_SECONDS must be at least 1");
+    assertThatThrownBy(
+            () ->
+                NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "soon")))
+        .hasMessageContaining("KIPAM_BLOCK_STATUS_SECONDS must be a whole number of seconds");
+  }
+}

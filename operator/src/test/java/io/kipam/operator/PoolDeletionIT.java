@@ -75,7 +75,11 @@ class PoolDeletionIT {
             () -> {
               assertThat(kipam.conditionOf(name, "Terminating")).isEqualTo("True/Deleting");
               assertThat(kipam.conditionOf(name, "Ready")).isEqualTo("False/Terminating");
-              assertThat(kipam.condition(name, "Terminating").orElseThrow().getMessage())
+              assertThat(
+                      kipam
+                          .condition(name, "Terminating")
+                          .orElseThrow(() -> new AssertionError("no Terminating condition yet"))
+                          .getMessage())
                   .contains(namespace + "/" + address.getMetadata().getName());
             });
     await()

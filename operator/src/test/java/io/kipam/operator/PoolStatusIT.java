@@ -112,7 +112,11 @@ class PoolStatusIT {
               IPPoolStatus status = kipam.pool(name).getStatus();
               assertThat(status.getObservedGeneration()).isEqualTo(generation);
               assertThat(status.getCapacity()).isEqualTo("127");
-              assertThat(kipam.condition(name, "Ready").orElseThrow().getObservedGeneration())
+              assertThat(
+                      kipam
+                          .condition(name, "Ready")
+                          .orElseThrow(() -> new AssertionError("no Ready condition yet"))
+                          .getObservedGeneration())
                   .isEqualTo(generation);
             });
   }
@@ -203,7 +207,10 @@ class PoolStatusIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              Condition ready = kipam.condition(newer, "Ready").orElseThrow();
+              Condition ready =
+                  kipam
+                      .condition(newer, "Ready")
+                      .orElseThrow(() -> new AssertionError("no Ready condition yet"));
               assertThat(ready.getStatus()).isEqualTo("False");
               assertThat(ready.getReason()).isEqualTo("Overlap");
               assertThat(ready.getMessage()).contains(older).contains("10.44.0.0/16");

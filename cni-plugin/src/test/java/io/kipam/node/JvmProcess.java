@@ -1,0 +1,98 @@
+package io.kipam.node;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A kipam program (kipam-node, kipam-operator) running as its own JVM, as in a cluster, so tests
+ * can SIGKILL it and start it again. Its output is appended to a log file that failed tests point
+ * at. Subclasses say what to run and with which environment; a caller's {@link #withEnv} wins over
+ * both.
+ *
+ * @param <T> the subclass, so that {@link #withEnv} and {@link #start} chain
+ */
+abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
+
+  final Path log;
+  private final Map<String, String> env = new HashMap<>();
+  private Process process;
+
+  JvmProcess(Path log) {
+    this.log = log;
+  }
+
+  /** The classpath of the JVM to start. */
+  abstract String classpath() throws IOException;
+
+  abstract String mainClass();
+
+  /** The environment the program gets before the caller's overrides. */
+  abstract Map<String, String> environment();
+
+  @SuppressWarnings("unchecked")
+  private T self() {
+    return (T) this;
+  }
+
+  /** Sets a variable of the program's environment for its next start. */
+  T withEnv(String name, String value) {
+    env.put(name, value);
+    return self();
+  }
+
+  /** The value the program gets (or got) for {@code name} at its next (or last) start. */
+  String env(String name) {
+    return env.getOrDefault(name, environment().get(name));
+  }
+
+  T start() {
+    try {
+      List<String> command = new ArrayList<>();
+      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      command.add("-Xmx256m");
+      command.add("-cp");
+      command.add(classpath());
+      command.add(mainClass());
+      ProcessBuilder builder = new ProcessBuilder(command);
+      builder.environment().putAll(environment());
+      builder.environment().putAll(env);
+      process =
+          builder
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+              .start();
+      return self();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  /** SIGKILL: no shutdown hook runs, exactly like a node or a pod losing the process. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process != null) {
+      process.destroy();
+      if (!process.waitFor(20, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+}

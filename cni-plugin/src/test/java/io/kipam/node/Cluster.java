@@ -18,7 +18,7 @@ final class Cluster {
 
   /**
    * Creates a pool and marks it Ready for its generation, as kipam-operator does once it has
-   * checked the pool (the operator is not part of these tests).
+   * checked the pool, for tests that do not run the operator ({@link OperatorProcess} does).
    */
   static IPPool readyPool(KubernetesClient client, String name, IPPoolSpec spec) {
     IPPool pool = new IPPool();

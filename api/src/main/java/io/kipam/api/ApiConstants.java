@@ -18,6 +18,13 @@ public final class ApiConstants {
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 
   /**
+   * Keeps a deleted IPBlock until its holder has answered {@code Ready} (or its Node is gone) and
+   * no IPAddress references it: a block removed with live addresses would let another node hand
+   * them out again.
+   */
+  public static final String FINALIZER_BLOCK_PROTECTION = GROUP + "/block-protection";
+
+  /**
    * The extended resource the operator publishes on each Node: IPs that node can still hand out.
    */
   public static final String EXTENDED_RESOURCE_IP = GROUP + "/ip";

@@ -87,7 +87,8 @@ public final class NodeDaemon implements AutoCloseable {
         new Allocator(
             ledger, new KubernetesStore(client, watch::poolUid, limiter), new SecureRandom());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
-    ReleaseResponder responder = new ReleaseResponder(ledger, blockStatus, clock);
+    ReleaseResponder responder =
+        new ReleaseResponder(ledger, blockStatus, clock, settings.releaseAbandonAfter());
     BlockStatusReporter reporter =
         new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
     PrometheusRegistry registry = new PrometheusRegistry();

@@ -26,6 +26,9 @@ import java.util.Optional;
  *       100.
  *   <li>{@code KIPAM_BLOCK_STATUS_SECONDS}: at most one write of a block's {@code status.allocated}
  *       per this many seconds; default 5, at least 1.
+ *   <li>{@code KIPAM_RELEASE_ABANDON_SECONDS}: how long a block stays closed after its Ready answer
+ *       when kipam-operator does not come back to the round; then the answer becomes Refused and
+ *       the block opens again. Default 300, at least 1.
  * </ul>
  */
 public record NodeSettings(
@@ -37,7 +40,8 @@ public record NodeSettings(
     Duration settleAfter,
     double apiQps,
     int apiBurst,
-    Duration blockStatusPeriod) {
+    Duration blockStatusPeriod,
+    Duration releaseAbandonAfter) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -53,6 +57,10 @@ public record NodeSettings(
     if (blockStatus.isZero()) {
       problems.add("KIPAM_BLOCK_STATUS_SECONDS must be at least 1, not 0");
     }
+    Duration abandon = seconds(env, "KIPAM_RELEASE_ABANDON_SECONDS", 300, problems);
+    if (abandon.isZero()) {
+      problems.add("KIPAM_RELEASE_ABANDON_SECONDS must be at least 1, not 0");
+    }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -65,7 +73,8 @@ public record NodeSettings(
         settle,
         qps,
         burst,
-        blockStatus);
+        blockStatus,
+        abandon);
   }
 
   private static Duration seconds(

@@ -38,8 +38,22 @@ final class PlayedOperator {
     patchStatus(block, "{\"status\":{\"release\":null}}");
   }
 
+  /**
+   * Deletes the block and lets it go, as the operator does once its fresh checks after a Ready
+   * answer have passed: the daemon's finalizer {@code kipam.io/block-protection} is removed.
+   */
   void delete(String block) {
     client.resources(IPBlock.class).withName(block).delete();
+    try {
+      client
+          .resources(IPBlock.class)
+          .withName(block)
+          .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":null}}");
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        throw e;
+      }
+    }
   }
 
   IPBlock block(String name) {

@@ -107,6 +107,7 @@ public final class KipamOperator implements AutoCloseable {
             settings.blockIdleDelay(),
             settings.releaseRetryDelay(),
             settings.recheckInterval(),
+            settings.nodeGoneGrace(),
             client,
             addresses,
             delete,

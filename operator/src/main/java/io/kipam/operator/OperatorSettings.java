@@ -25,6 +25,8 @@ import java.util.UUID;
  *     stays on the block before the operator clears it, so a later round may ask again
  * @param recheckInterval {@code KIPAM_RECHECK_SECONDS} (30): how often a decision that waits for
  *     IPAddresses to go (a terminating pool, a block of a deleted node) looks again
+ * @param nodeGoneGrace {@code KIPAM_NODE_GONE_GRACE_SECONDS} (60): how long a Node object must have
+ *     been gone before the operator takes back a block of it that its daemon has not given back
  * @param resyncInterval {@code KIPAM_RESYNC_SECONDS} (300): every object is reconciled at least
  *     this often, even without events
  * @param leaderElection {@code KIPAM_LEADER_ELECTION} (true): only the holder of the Lease acts
@@ -51,6 +53,7 @@ public record OperatorSettings(
     Duration blockIdleDelay,
     Duration releaseRetryDelay,
     Duration recheckInterval,
+    Duration nodeGoneGrace,
     Duration resyncInterval,
     boolean leaderElection,
     String leaseName,
@@ -73,6 +76,7 @@ public record OperatorSettings(
     Duration idle = read.seconds("KIPAM_BLOCK_IDLE_SECONDS", 300, 0);
     Duration retry = read.seconds("KIPAM_RELEASE_RETRY_SECONDS", 60, 0);
     Duration recheck = read.seconds("KIPAM_RECHECK_SECONDS", 30, 1);
+    Duration nodeGoneGrace = read.seconds("KIPAM_NODE_GONE_GRACE_SECONDS", 60, 0);
     Duration resync = read.seconds("KIPAM_RESYNC_SECONDS", 300, 1);
     boolean election = read.bool("KIPAM_LEADER_ELECTION", true);
     Duration lease = read.seconds("KIPAM_LEASE_DURATION_SECONDS", 15, 1);
@@ -100,6 +104,7 @@ public record OperatorSettings(
         idle,
         retry,
         recheck,
+        nodeGoneGrace,
         resync,
         election,
         read.text("KIPAM_LEASE_NAME").orElse("kipam-operator"),
@@ -126,6 +131,7 @@ public record OperatorSettings(
         blockIdleDelay,
         releaseRetryDelay,
         recheckInterval,
+        nodeGoneGrace,
         resyncInterval,
         leaderElection,
         leaseName,

@@ -65,13 +65,18 @@ class BlockReleaseIT {
     }
   }
 
-  /** A Ready pool of its own (10.60.n.0/24, blocks of /28) and one block of it on the node. */
+  /**
+   * A Ready pool of its own (10.60.n.0/24, blocks of /28) and one block of it on the node, reported
+   * empty.
+   */
   private IPBlock pooledBlock(String prefix) {
     String name = Fixtures.uniqueName(prefix);
     int n = SUBNET.incrementAndGet();
     IPPool pool = kipam.createPool(name, "10.60." + n + ".0/24", 28, Fixtures.uniqueName("net"));
     await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.claimBlock(pool, "10.60." + n + ".16/28", node);
+    IPBlock block = kipam.claimBlock(pool, "10.60." + n + ".16/28", node);
+    kipam.reportAllocated(block.getMetadata().getName(), 0);
+    return block;
   }
 
   private BlockRelease release(IPBlock block) {
@@ -89,7 +94,6 @@ class BlockReleaseIT {
   @Test
   void anIdleBlockIsAskedFor() {
     IPBlock block = pooledBlock("idle");
-    kipam.reportAllocated(block.getMetadata().getName(), 0);
 
     BlockRelease release = awaitRequested(block);
 

@@ -71,7 +71,10 @@ final class Kipam {
     return condition(pool, type).map(c -> c.getStatus() + "/" + c.getReason()).orElse("none");
   }
 
-  /** Claims a block as kipam-node does: named after pool and CIDR, labelled, owned by the pool. */
+  /**
+   * Claims a block as kipam-node does: named after pool and CIDR, labelled, owned by the pool,
+   * protected by {@code kipam.io/block-protection}.
+   */
   IPBlock claimBlock(IPPool pool, String cidr, String node) {
     String poolName = pool.getMetadata().getName();
     Cidr block = Cidr.parse(cidr);
@@ -79,6 +82,7 @@ final class Kipam {
     object.setMetadata(
         new ObjectMetaBuilder()
             .withName(ResourceNames.blockName(poolName, block))
+            .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
             .withLabels(
                 Map.of(
                     ApiConstants.LABEL_POOL, poolName,
@@ -138,6 +142,24 @@ final class Kipam {
           release.setRespondedAt(Instant.now().toString());
           release.setReason(reason);
         });
+  }
+
+  /**
+   * The daemon's answer to the round the operator asks for next: waits for {@code Requested}, then
+   * answers {@code state}.
+   */
+  void answerWhenAsked(String block, ReleaseState state, java.time.Duration within) {
+    org.awaitility.Awaitility.await()
+        .atMost(within)
+        .until(
+            () -> {
+              IPBlock current = block(block);
+              return current != null
+                  && current.getStatus() != null
+                  && current.getStatus().getRelease() != null
+                  && current.getStatus().getRelease().getState() == ReleaseState.Requested;
+            });
+    answer(block, state, state == ReleaseState.Ready ? "empty" : "in use");
   }
 
   /** An allocation as kipam-node writes it (no owner: tests delete it themselves). */

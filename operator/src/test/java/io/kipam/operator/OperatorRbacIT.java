@@ -126,10 +126,11 @@ class OperatorRbacIT {
       String name = Fixtures.uniqueName("rbac");
       IPPool pool = kipam.createPool(name, "10.80.0.0/24", 28, Fixtures.uniqueName("net"));
       await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-      assertThat(kipam.eventReasons(name)).contains("Ready");
+      await().atMost(WITHIN).until(() -> kipam.eventReasons(name).contains("Ready"));
 
       // The release handshake: status write, fresh read, IPAddress list, delete.
       IPBlock released = kipam.claimBlock(pool, "10.80.0.0/28", node);
+      kipam.reportAllocated(released.getMetadata().getName(), 0);
       await()
           .atMost(WITHIN)
           .until(
@@ -156,6 +157,8 @@ class OperatorRbacIT {
           .atMost(WITHIN)
           .until(() -> kipam.conditionOf(name, "Terminating").equals("True/Deleting"));
       kipam.delete(address);
+      kipam.reportAllocated(held.getMetadata().getName(), 0);
+      kipam.answerWhenAsked(held.getMetadata().getName(), ReleaseState.Ready, WITHIN);
       await().atMost(WITHIN).until(() -> kipam.pool(name) == null);
       assertThat(kipam.block(held.getMetadata().getName())).isNull();
       assertThat(

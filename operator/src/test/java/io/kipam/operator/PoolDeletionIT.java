@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
@@ -93,6 +94,10 @@ class PoolDeletionIT {
             });
 
     kipam.delete(address);
+    kipam.reportAllocated(used.getMetadata().getName(), 0);
+    // Their node gives both blocks back when asked, as the pool's blocks now are.
+    kipam.answerWhenAsked(used.getMetadata().getName(), ReleaseState.Ready, WITHIN);
+    kipam.answerWhenAsked(empty.getMetadata().getName(), ReleaseState.Ready, WITHIN);
 
     await()
         .atMost(WITHIN)
@@ -112,6 +117,7 @@ class PoolDeletionIT {
     IPBlock block = kipam.claimBlock(pool, "10.51.0.32/28", node);
 
     client.resources(IPPool.class).withName(name).delete();
+    kipam.answerWhenAsked(block.getMetadata().getName(), ReleaseState.Ready, WITHIN);
 
     await()
         .atMost(WITHIN)

@@ -37,6 +37,7 @@ final class RunningOperator implements AutoCloseable {
     env.put("KIPAM_LEASE_RENEW_DEADLINE_SECONDS", "3");
     env.put("KIPAM_LEASE_RETRY_PERIOD_SECONDS", "1");
     env.put("KIPAM_RECHECK_SECONDS", "1");
+    env.put("KIPAM_NODE_GONE_GRACE_SECONDS", "2");
     env.put("KIPAM_BLOCK_IDLE_SECONDS", "3600");
     env.put("KIPAM_RELEASE_RETRY_SECONDS", "3600");
     return env;

@@ -21,7 +21,11 @@ public interface AllocationStore {
    */
   String claimBlock(String pool, Cidr block, String node);
 
-  /** Deletes the IPBlock of {@code block} if it is still the object with {@code uid}. */
+  /**
+   * Deletes the IPBlock of {@code block} if it is still the object with {@code uid} and, as its
+   * holder, lets it go (its {@code kipam.io/block-protection} finalizer). A failure after the
+   * delete is a {@link StoreUnavailableException}: the block is closed for good either way.
+   */
   void releaseBlock(String pool, Cidr block, String uid);
 
   /**

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
  * every second or so) writes a block's count only when it differs from what the block carries, as
  * the node's block watch last showed it, and at most once per block every {@code period}, so a
  * burst of allocations costs one or two status writes per block, on top of the one write each
- * allocation makes. A block with nothing taken that carries no count is left alone. Writes happen
- * outside the ledger's monitor, on the caller's thread.
+ * allocation makes. A block that carries no count gets one, also 0: to kipam-operator a block
+ * without a count is unknown, not empty, and is never asked for. Writes happen outside the ledger's
+ * monitor, on the caller's thread.
  */
 public final class BlockStatusReporter {
 
@@ -49,7 +50,7 @@ public final class BlockStatusReporter {
       Long carried = block.allocated();
       long count = usage.allocated();
       Instant last = attempted.get(ref);
-      if ((carried == null ? count == 0 : carried == count)
+      if ((carried != null && carried == count)
           || block.resourceVersion() == null // a claim the watch has not shown yet
           || (last != null && now.isBefore(last.plus(period)))) {
         continue;

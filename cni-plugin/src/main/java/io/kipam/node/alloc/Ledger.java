@@ -115,7 +115,7 @@ public final class Ledger {
    * while no daemon ran).
    */
   public synchronized void ownBlockSeen(BlockObject object) {
-    NodeBlocks.Own own = blocks.seen(object);
+    NodeBlocks.Own own = blocks.seen(object, clock.instant());
     if (own != null && !synced && object.ref().hostPrefix()) {
       own.giveBack = true;
     }
@@ -442,22 +442,53 @@ public final class Ledger {
     };
   }
 
-  /** A release request of one of this node's blocks, and how many addresses are in use in it. */
-  public record ReleaseDecision(BlockObject block, int inUse) {
+  /**
+   * A release request of one of this node's blocks, how many addresses are in use in it, and how
+   * many rest after their release (for the pool's reuse delay).
+   */
+  public record ReleaseDecision(BlockObject block, int inUse, int resting) {
     public boolean ready() {
-      return inUse == 0;
+      return inUse == 0 && resting == 0;
+    }
+
+    /**
+     * Nothing is in use but some address still rests: no answer yet. The block stays closed and is
+     * answered Ready once its addresses have rested, so the reuse delay holds across a move of the
+     * block to another node.
+     */
+    public boolean waiting() {
+      return inUse == 0 && resting > 0;
     }
   }
 
   /**
    * Every pending release request ({@code Requested}, as the block watch last showed it) of this
    * node's blocks, decided: {@link ReleaseDecision#ready} when nothing in the block is held,
-   * reserved or uncertain. Such a block is closed since its request was seen and stays closed until
-   * its status says otherwise, so no allocation slips in between this decision and the answer's
-   * write, which carries the resourceVersion decided on.
+   * reserved, uncertain or resting. Such a block is closed since its request was seen and stays
+   * closed until its status says otherwise, so no allocation slips in between this decision and the
+   * answer's write, which carries the resourceVersion decided on.
    */
   public synchronized List<ReleaseDecision> pendingReleases() {
-    return blocks.pendingReleases(this::inUse);
+    return blocks.pendingReleases(this::inUse, this::restingAddresses);
+  }
+
+  /**
+   * This node's blocks that have carried a Ready answer for {@code abandonAfter} or longer (this
+   * node's clock) without being deleted: the operator has not come back to the round.
+   */
+  public synchronized List<BlockObject> abandonedReleases(Duration abandonAfter) {
+    return blocks.readySince(clock.instant().minus(abandonAfter));
+  }
+
+  private Set<AddressKey> restingAddresses() {
+    Predicate<AddressKey> restingNow = restingNow();
+    Set<AddressKey> rest = new HashSet<>();
+    for (AddressKey address : resting.remembered()) {
+      if (restingNow.test(address)) {
+        rest.add(address);
+      }
+    }
+    return rest;
   }
 
   /**
@@ -465,7 +496,7 @@ public final class Ledger {
    * block watch has shown a newer state already.
    */
   public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
-    blocks.answered(decided, written);
+    blocks.answered(decided, written, clock.instant());
   }
 
   /** One of this node's blocks and how many of its addresses are taken. */

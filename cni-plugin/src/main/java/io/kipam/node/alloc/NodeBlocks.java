@@ -2,12 +2,14 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.v1alpha1.ReleaseState;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -33,8 +35,33 @@ final class NodeBlocks {
     /** A host-prefix block whose address went: it goes back once the address has rested. */
     boolean giveBack;
 
+    /** The round whose Ready answer the block carries, and since when (this node's clock). */
+    private String readyRound;
+
+    private Instant readySince;
+
     Own(BlockObject object) {
       this.object = object;
+    }
+
+    /** Records {@code shown} as the block's state, noting when a Ready answer was first seen. */
+    void show(BlockObject shown, Instant now) {
+      object = shown;
+      if (shown.release() != ReleaseState.Ready) {
+        readyRound = null;
+        readySince = null;
+      } else if (readySince == null || !Objects.equals(readyRound, shown.requestedAt())) {
+        readyRound = shown.requestedAt();
+        readySince = now;
+      }
+    }
+
+    /**
+     * The block has carried a Ready answer since {@code cutoff} or longer without being deleted:
+     * the operator has not come back to the round.
+     */
+    boolean readySince(Instant cutoff) {
+      return readySince != null && !object.deleting() && !readySince.isAfter(cutoff);
     }
 
     BlockRef ref() {
@@ -42,7 +69,7 @@ final class NodeBlocks {
     }
 
     boolean open() {
-      return !retiring && !object.releasing();
+      return !retiring && !object.closed();
     }
   }
 
@@ -89,7 +116,7 @@ final class NodeBlocks {
    * The node's block watch shows {@code object}; returns its record, or null for a block known to
    * be gone.
    */
-  Own seen(BlockObject object) {
+  Own seen(BlockObject object, Instant now) {
     BlockRef ref = object.ref();
     if (goneUids.contains(ref.uid())) {
       return null;
@@ -97,10 +124,11 @@ final class NodeBlocks {
     take(ref.pool(), ref.cidr());
     Own existing = get(ref.pool(), ref.cidr());
     if (existing != null && existing.ref().uid().equals(ref.uid())) {
-      existing.object = object;
+      existing.show(object, now);
       return existing;
     }
     Own fresh = new Own(object);
+    fresh.show(object, now);
     own.computeIfAbsent(ref.pool(), p -> new TreeMap<>()).put(ref.cidr(), fresh);
     return fresh;
   }
@@ -221,24 +249,43 @@ final class NodeBlocks {
     return due;
   }
 
-  /** The blocks whose release is Requested, each with how many addresses of {@code used} it has. */
-  List<Ledger.ReleaseDecision> pendingReleases(Supplier<Set<AddressKey>> used) {
+  /**
+   * The blocks whose release is Requested, each with how many addresses of {@code used} it has and
+   * how many of {@code resting}.
+   */
+  List<Ledger.ReleaseDecision> pendingReleases(
+      Supplier<Set<AddressKey>> used, Supplier<Set<AddressKey>> resting) {
     List<Ledger.ReleaseDecision> pending = new ArrayList<>();
     Set<AddressKey> inUse = null;
+    Set<AddressKey> rest = null;
     for (Own own : all()) {
       if (own.object.release() == ReleaseState.Requested) {
         inUse = inUse == null ? used.get() : inUse;
-        pending.add(new Ledger.ReleaseDecision(own.object, count(own.ref(), inUse)));
+        rest = rest == null ? resting.get() : rest;
+        pending.add(
+            new Ledger.ReleaseDecision(
+                own.object, count(own.ref(), inUse), count(own.ref(), rest)));
       }
     }
     return pending;
   }
 
+  /** This node's blocks that have carried a Ready answer since {@code cutoff} or longer. */
+  List<BlockObject> readySince(Instant cutoff) {
+    List<BlockObject> stale = new ArrayList<>();
+    for (Own own : all()) {
+      if (own.readySince(cutoff)) {
+        stale.add(own.object);
+      }
+    }
+    return stale;
+  }
+
   /** Records a written answer unless the watch has shown a newer state than the one decided on. */
-  void answered(BlockObject decided, BlockObject written) {
+  void answered(BlockObject decided, BlockObject written, Instant now) {
     Own own = get(decided.ref());
     if (own != null && own.object.equals(decided)) {
-      own.object = written;
+      own.show(written, now);
     }
   }
 

@@ -2,6 +2,7 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -9,12 +10,21 @@ import org.slf4j.LoggerFactory;
 /**
  * The node daemon's half of the block release handshake. For each of this node's blocks whose
  * release kipam-operator has {@code Requested}, {@link #respond} answers {@code Ready} when nothing
- * in the block is held, reserved or uncertain (the block stays closed, and the operator may delete
- * it), and {@code Refused}, naming how many addresses are in use, otherwise (the block opens again
- * once the answer is written). The decision is taken under the ledger's monitor, the answer written
- * outside it with the block's resourceVersion as precondition: when the block changed meanwhile,
- * the answer is decided again on its new state. A request is answered once; a write that failed is
- * tried again on the next call.
+ * in the block is held, reserved, uncertain or resting after its release (the block stays closed,
+ * and the operator may delete it), and {@code Refused}, naming how many addresses are in use, when
+ * something is held (the block opens again once the answer is written). While only resting
+ * addresses are left it does not answer yet: the block stays closed until they have rested, so an
+ * address released here is not handed out at once on the node the block moves to.
+ *
+ * <p>A Ready answer the operator has not acted on for {@code abandonAfter} (this node's clock) is
+ * taken back: the answer becomes {@code Refused}, and the block opens again, so a block is not
+ * closed for good when no operator comes back to the round. A block being deleted is never opened
+ * again.
+ *
+ * <p>The decision is taken under the ledger's monitor, the answer written outside it with the
+ * block's resourceVersion as precondition: when the block changed meanwhile (the operator deleting
+ * it, say), the answer is decided again on its new state. A request is answered once; a write that
+ * failed is tried again on the next call.
  */
 public final class ReleaseResponder {
 
@@ -23,34 +33,51 @@ public final class ReleaseResponder {
   private final Ledger ledger;
   private final BlockStatusStore store;
   private final Clock clock;
+  private final Duration abandonAfter;
 
-  public ReleaseResponder(Ledger ledger, BlockStatusStore store, Clock clock) {
+  public ReleaseResponder(
+      Ledger ledger, BlockStatusStore store, Clock clock, Duration abandonAfter) {
     this.ledger = ledger;
     this.store = store;
     this.clock = clock;
+    this.abandonAfter = abandonAfter;
   }
 
-  /** Answers every pending release request of this node's blocks. */
+  /**
+   * Answers every pending release request of this node's blocks, and takes back Ready answers the
+   * operator has abandoned.
+   */
   public synchronized void respond() {
     if (!ledger.synced()) {
       return; // "empty" means nothing until the node's allocations are known
     }
     for (Ledger.ReleaseDecision decision : ledger.pendingReleases()) {
-      answer(decision);
+      if (!decision.waiting()) {
+        answer(decision.block(), decision.ready(), refusal(decision));
+      }
+    }
+    for (BlockObject abandoned : ledger.abandonedReleases(abandonAfter)) {
+      answer(
+          abandoned,
+          false,
+          "kipam-operator did not act on the Ready answer within "
+              + abandonAfter.toSeconds()
+              + "s; the block is open again on node "
+              + ledger.node());
     }
   }
 
-  private void answer(Ledger.ReleaseDecision decision) {
-    BlockObject block = decision.block();
+  private String refusal(Ledger.ReleaseDecision decision) {
+    return decision.inUse()
+        + " of its addresses are in use on node "
+        + ledger.node()
+        + " (held, being allocated, or awaiting a check)";
+  }
+
+  private void answer(BlockObject block, boolean ready, String refusal) {
     BlockRef ref = block.ref();
-    ReleaseState state = decision.ready() ? ReleaseState.Ready : ReleaseState.Refused;
-    String reason =
-        decision.ready()
-            ? null
-            : decision.inUse()
-                + " of its addresses are in use on node "
-                + ledger.node()
-                + " (held, being allocated, or awaiting a check)";
+    ReleaseState state = ready ? ReleaseState.Ready : ReleaseState.Refused;
+    String reason = ready ? null : refusal;
     String respondedAt = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
     String version;
     try {
@@ -75,7 +102,9 @@ public final class ReleaseResponder {
       return;
     }
     ledger.releaseAnswered(
-        block, new BlockObject(ref, version, true, state, block.requestedAt(), block.allocated()));
+        block,
+        new BlockObject(
+            ref, version, true, state, block.requestedAt(), block.allocated(), block.deleting()));
     log.info(
         "answered the release request of block {} of pool {} (requested at {}): {}{}",
         ref.cidr(),

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * When each address was last released, for the reuse delay and for "least recently released first".
@@ -39,6 +40,11 @@ final class RestingAddresses {
   /** When {@code address} was last released; {@link Instant#EPOCH} for never (or long ago). */
   Instant releasedAt(AddressKey address) {
     return releasedAt.getOrDefault(address, Instant.EPOCH);
+  }
+
+  /** Every address with a remembered release, resting or not. */
+  Set<AddressKey> remembered() {
+    return releasedAt.keySet();
   }
 
   boolean resting(AddressKey address, Duration delay, Instant now) {

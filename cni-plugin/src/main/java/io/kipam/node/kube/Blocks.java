@@ -26,6 +26,7 @@ final class Blocks {
         status != null,
         release == null ? null : release.getState(),
         release == null ? null : release.getRequestedAt(),
-        status == null ? null : status.getAllocated());
+        status == null ? null : status.getAllocated(),
+        block.getMetadata().getDeletionTimestamp() != null);
   }
 }

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -26,7 +28,9 @@ import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import java.net.ConnectException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -72,6 +76,8 @@ public final class KubernetesStore implements AllocationStore {
     var meta =
         new ObjectMetaBuilder()
             .withName(ResourceNames.blockName(pool, block))
+            // Born protected: whoever deletes it, it stays until its holder has given it back.
+            .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
             .withLabels(
                 Map.of(
                     ApiConstants.LABEL_POOL, pool,
@@ -100,15 +106,73 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
+  /**
+   * Deletes this node's block and, as its holder that has found it empty, removes its {@code
+   * kipam.io/block-protection} finalizer, so the block goes without a round with the operator.
+   */
   @Override
   public void releaseBlock(String pool, Cidr block, String uid) {
+    String name = ResourceNames.blockName(pool, block);
     delete(
-        "/apis/"
-            + ApiConstants.API_VERSION
-            + "/ipblocks/"
-            + encode(ResourceNames.blockName(pool, block)),
+        "/apis/" + ApiConstants.API_VERSION + "/ipblocks/" + encode(name),
         uid,
-        "delete IPBlock " + ResourceNames.blockName(pool, block));
+        "delete IPBlock " + name);
+    try {
+      removeProtection(name, uid);
+    } catch (RuntimeException e) {
+      // The block is being deleted, so closed for good: the caller keeps it retired and tries
+      // again, never opens it.
+      throw new StoreUnavailableException(
+          "deleted IPBlock " + name + " but cannot remove its finalizer yet: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Removes this node's finalizer from the block object {@code uid} once it is being deleted: a
+   * fresh read, then a patch with its resourceVersion, tried again on a conflict.
+   */
+  private void removeProtection(String name, String uid) {
+    for (int attempt = 0; attempt < 5; attempt++) {
+      IPBlock fresh;
+      try {
+        fresh = client.resources(IPBlock.class).withName(name).get();
+      } catch (KubernetesClientException e) {
+        throw translate("read IPBlock " + name, e, false);
+      }
+      if (fresh == null
+          || !uid.equals(fresh.getMetadata().getUid())
+          || fresh.getMetadata().getDeletionTimestamp() == null
+          || !fresh
+              .getMetadata()
+              .getFinalizers()
+              .contains(ApiConstants.FINALIZER_BLOCK_PROTECTION)) {
+        return;
+      }
+      List<String> rest = new ArrayList<>(fresh.getMetadata().getFinalizers());
+      rest.remove(ApiConstants.FINALIZER_BLOCK_PROTECTION);
+      Map<String, Object> patch =
+          Map.of(
+              "metadata",
+              Map.of(
+                  "resourceVersion", fresh.getMetadata().getResourceVersion(), "finalizers", rest));
+      try {
+        limiter.acquire();
+        client
+            .resources(IPBlock.class)
+            .withName(name)
+            .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 404) {
+          return;
+        }
+        if (e.getCode() != 409) {
+          throw translate("remove the finalizer of IPBlock " + name, e, false);
+        }
+      }
+    }
+    throw new StoreUnavailableException(
+        "cannot remove the finalizer of IPBlock " + name + ": it kept changing", null);
   }
 
   @Override

@@ -199,10 +199,18 @@ public final class NodeWatch implements AutoCloseable {
       throw new PoolNotUsableException("IPPool " + name + " does not exist");
     }
     Node me = self.getStore().getByKey(node);
+    if (me == null) {
+      // kipam-operator takes back the blocks of a deleted Node after a grace period: a daemon
+      // whose Node is gone must not hand out addresses from them meanwhile.
+      throw new StoreUnavailableException(
+          "Node "
+              + node
+              + " does not exist (deleted, or not registered yet): kipam-node allocates nothing"
+              + " until it is registered again",
+          null);
+    }
     Map<String, String> nodeLabels =
-        me == null || me.getMetadata().getLabels() == null
-            ? Map.of()
-            : me.getMetadata().getLabels();
+        me.getMetadata().getLabels() == null ? Map.of() : me.getMetadata().getLabels();
     PoolView view = policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
     watchBlocksOf(name);
     return view;

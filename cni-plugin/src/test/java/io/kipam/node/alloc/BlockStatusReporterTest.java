@@ -100,14 +100,14 @@ class BlockStatusReporterTest {
   }
 
   @Test
-  void anEmptyBlockWithoutACountIsLeftAlone() {
+  void anEmptyBlockWithoutACountIsReportedEmpty() {
     Lease lease = node.add(pool, 0);
     node.del(pool, 0);
 
     node.reporter.report();
 
-    assertThat(fixture.status.allocatedWrites.get()).isZero();
-    assertThat(fixture.status.status(node.block("p4", lease.block())).allocated()).isNull();
+    assertThat(fixture.status.allocatedWrites.get()).isEqualTo(1);
+    assertThat(fixture.status.status(node.block("p4", lease.block())).allocated()).isZero();
   }
 
   @Test

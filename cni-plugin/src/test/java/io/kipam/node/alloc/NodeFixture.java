@@ -17,6 +17,7 @@ final class NodeFixture {
 
   static final String NETWORK = "net-a";
   static final Duration STATUS_PERIOD = Duration.ofSeconds(5);
+  static final Duration ABANDON_AFTER = Duration.ofMinutes(5);
 
   final AllocatorTest.MutableClock clock = new AllocatorTest.MutableClock();
   final FakeStore store = new FakeStore();
@@ -34,7 +35,7 @@ final class NodeFixture {
       ledger = new Ledger(name, clock);
       ledger.markSynced();
       allocator = new Allocator(ledger, store, new Random(seed));
-      responder = new ReleaseResponder(ledger, status, clock);
+      responder = new ReleaseResponder(ledger, status, clock, ABANDON_AFTER);
       reporter = new BlockStatusReporter(ledger, status, clock, STATUS_PERIOD);
       ledgers.add(ledger);
       status.watchedBy(ledger);

@@ -113,6 +113,74 @@ class ReleaseResponderTest {
   }
 
   @Test
+  void aBlockBeingDeletedIsClosedForGoodWhateverItsStatusSays() {
+    Lease lease = node.add(pool, 0);
+    node.del(pool, 0);
+    BlockRef block = blockOf(lease);
+    BlockObject shown = fixture.status.object(block);
+
+    // Deleted by hand (or by its pool's garbage collection): its finalizer keeps it for now.
+    node.ledger.ownBlockSeen(
+        new BlockObject(
+            block,
+            shown.resourceVersion() + "0",
+            shown.hasStatus(),
+            null,
+            null,
+            shown.allocated(),
+            true));
+
+    assertThat(node.add(pool, 1).block()).isNotEqualTo(block.cidr());
+    assertThat(node.add(pool, 2).block()).isNotEqualTo(block.cidr());
+  }
+
+  @Test
+  void anAddressStillRestingHoldsTheAnswerBackUntilItHasRested() {
+    PoolView slow = AllocatorTest.pool("p4", "10.0.0.0/24", 28, 30);
+    Lease lease = node.add(slow, 0);
+    node.del(slow, 0);
+    BlockRef block = blockOf(lease);
+
+    fixture.status.request(block, ROUND);
+    node.responder.respond();
+
+    assertThat(fixture.status.status(block).release())
+        .as("no answer while the released address rests: the block would carry it elsewhere")
+        .isEqualTo(ReleaseState.Requested);
+    assertThat(node.add(slow, 1).block()).isNotEqualTo(block.cidr());
+    node.del(slow, 1);
+
+    fixture.clock.advance(Duration.ofSeconds(31));
+    node.responder.respond();
+
+    assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Ready);
+  }
+
+  @Test
+  void aReadyAnswerNoOperatorActsOnIsTakenBackAndTheBlockOpensAgain() {
+    Lease lease = node.add(pool, 0);
+    node.del(pool, 0);
+    BlockRef block = blockOf(lease);
+    fixture.status.request(block, ROUND);
+    node.responder.respond();
+    assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Ready);
+
+    fixture.clock.advance(NodeFixture.ABANDON_AFTER.minusSeconds(1));
+    node.responder.respond();
+    assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Ready);
+
+    fixture.clock.advance(Duration.ofSeconds(1));
+    node.responder.respond();
+
+    FakeBlockStatus.Status status = fixture.status.status(block);
+    assertThat(status.release()).isEqualTo(ReleaseState.Refused);
+    assertThat(status.requestedAt()).isEqualTo(ROUND);
+    assertThat(status.reason()).contains("did not act on the Ready answer");
+    assertThat(fixture.status.deleteIfReady(block, ROUND)).isFalse();
+    assertThat(node.add(pool, 1).block()).isEqualTo(block.cidr());
+  }
+
+  @Test
   void anAddressBeingAllocatedKeepsABlockFromBeingReady() {
     Lease lease = node.add(pool, 0);
     node.del(pool, 0);

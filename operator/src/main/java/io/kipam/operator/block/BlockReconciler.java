@@ -5,16 +5,20 @@ import static java.util.stream.Collectors.toSet;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
@@ -30,13 +34,21 @@ import java.util.Set;
 /**
  * The operator's half of each IPBlock's life after its claim: the release handshake with the
  * holding node's daemon ({@link ReleasePlanner} decides, {@link BlockSteps} carries out), moving an
- * empty block to a node that is short ({@link PressureRelief}), and reclaiming a block whose Node
- * object is gone once no IPAddress references it. Every status change of a block is an event here
- * (the daemon's {@code allocated} and answers live in the status), and so is the deletion of a
- * Node, which maps to that node's blocks.
+ * empty block to a node that is short ({@link PressureRelief}), and taking back a block whose Node
+ * object has been gone for the grace period once no IPAddress references it. Every status change of
+ * a block is an event here (the daemon's {@code allocated} and answers live in the status), and so
+ * is the deletion of a Node, which maps to that node's blocks.
+ *
+ * <p>The finalizer {@code kipam.io/block-protection} keeps every deleted block, whoever deleted it
+ * (a person, the pool's garbage collection, the operator itself after a Ready answer), until its
+ * holder has answered {@code Ready} (or its Node has been gone for the grace period) and a fresh
+ * read finds no IPAddress of it. A block being deleted is closed on its node for good.
  */
-@ControllerConfiguration(name = BlockReconciler.NAME, generationAwareEventProcessing = false)
-public final class BlockReconciler implements Reconciler<IPBlock> {
+@ControllerConfiguration(
+    name = BlockReconciler.NAME,
+    generationAwareEventProcessing = false,
+    finalizerName = ApiConstants.FINALIZER_BLOCK_PROTECTION)
+public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlock> {
 
   public static final String NAME = "ipblock";
   private static final String NODES = "block-nodes";
@@ -46,6 +58,7 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
 
   private final Clock clock;
+  private final Duration nodeGoneGrace;
   private final ReleasePlanner planner;
   private final HandshakeMemory memory = new HandshakeMemory();
   private final PressureRelief pressure = new PressureRelief();
@@ -57,12 +70,14 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
       Duration idleDelay,
       Duration retryDelay,
       Duration recheck,
+      Duration nodeGoneGrace,
       KubernetesClient client,
       AddressLookup addresses,
       PreconditionedDelete delete,
       EventRecorder events,
       OperatorMetrics metrics) {
     this.clock = clock;
+    this.nodeGoneGrace = nodeGoneGrace;
     this.planner = new ReleasePlanner(idleDelay, retryDelay);
     BlockReleaser releaser = new BlockReleaser(client, addresses, delete, events, metrics);
     this.steps = new BlockSteps(releaser, memory, events, metrics, recheck);
@@ -106,12 +121,16 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
   public UpdateControl<IPBlock> reconcile(IPBlock block, Context<IPBlock> context) {
     Instant now = clock.instant();
     prune(context, now);
-    if (block.getMetadata().getDeletionTimestamp() != null || block.getSpec() == null) {
+    if (block.getSpec() == null) {
       return UpdateControl.noUpdate();
     }
-    if (!nodeCached(block, context)
-        && context.getClient().nodes().withName(block.getSpec().getNode()).get() == null) {
-      return recheckAfter(steps.nodeGone(block));
+    Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
+    if (absence.isPresent() && !answeredReady(block)) {
+      NodeAbsence gone = absence.get();
+      if (!gone.graceOver()) {
+        return recheckAfter(Optional.of(gone.remaining()));
+      }
+      return recheckAfter(steps.nodeGone(block).recheck());
     }
     ReleasePlan plan = planner.plan(block, memory, now);
     if (plan instanceof ReleasePlan.Wait wait) {
@@ -134,6 +153,89 @@ public final class BlockReconciler implements Reconciler<IPBlock> {
       steps.ignore(block, ignore.why());
     }
     return UpdateControl.noUpdate();
+  }
+
+  /**
+   * A block being deleted: the same handshake, asked for at once; its finalizer goes when its
+   * holder has answered Ready (or its Node has been gone for the grace period) and a fresh read
+   * finds no IPAddress of it.
+   */
+  @Override
+  public DeleteControl cleanup(IPBlock block, Context<IPBlock> context) {
+    Instant now = clock.instant();
+    if (block.getSpec() == null) {
+      return DeleteControl.defaultDelete(); // not a block kipam could have handed addresses from
+    }
+    Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
+    if (absence.isPresent() && !answeredReady(block)) {
+      NodeAbsence gone = absence.get();
+      if (!gone.graceOver()) {
+        return keep(Optional.of(gone.remaining()));
+      }
+      BlockSteps.NodeGoneStep step = steps.nodeGone(block);
+      return step.mayGo() ? DeleteControl.defaultDelete() : keep(step.recheck());
+    }
+    ReleasePlan plan = planner.plan(block, memory, now);
+    if (plan instanceof ReleasePlan.Release release) {
+      return steps.letGo(block, release.round())
+          ? DeleteControl.defaultDelete()
+          : keep(Optional.of(steps.recheck()));
+    }
+    if (plan instanceof ReleasePlan.Request request) {
+      steps.request(block, request.reason(), now);
+    } else if (plan instanceof ReleasePlan.Clear clear) {
+      steps.clear(block, clear.round(), now);
+    } else if (plan instanceof ReleasePlan.Ignore ignore) {
+      steps.ignore(block, ignore.why());
+    } else if (plan instanceof ReleasePlan.Wait wait) {
+      steps.reportRefusal(block);
+      return keep(Optional.of(wait.recheck()).filter(d -> !d.isZero()));
+    }
+    return keep(Optional.empty());
+  }
+
+  private static DeleteControl keep(Optional<Duration> recheck) {
+    DeleteControl keep = DeleteControl.noFinalizerRemoval();
+    return recheck.map(d -> keep.rescheduleAfter(d.toMillis())).orElse(keep);
+  }
+
+  /**
+   * @param remaining how long the grace period still runs
+   */
+  private record NodeAbsence(Duration remaining) {
+    boolean graceOver() {
+      return remaining.isZero() || remaining.isNegative();
+    }
+  }
+
+  /**
+   * Whether the block's Node is gone — absent from the cache and from a fresh read — and for how
+   * much longer the grace period runs. A live daemon of a node whose Node object went stops
+   * allocating; asking it for the block (a round) closes the block at once if it still runs.
+   */
+  private Optional<NodeAbsence> nodeAbsence(IPBlock block, Context<IPBlock> context, Instant now) {
+    String uid = block.getMetadata().getUid();
+    String node = block.getSpec().getNode();
+    if (node == null
+        || nodeCached(block, context)
+        || context.getClient().nodes().withName(node).get() != null) {
+      memory.nodePresent(uid);
+      return Optional.empty();
+    }
+    if (block.getStatus() == null || block.getStatus().getRelease() == null) {
+      steps.request(block, "node " + node + " no longer exists", now);
+    }
+    Instant since = memory.nodeGoneSince(uid, now);
+    return Optional.of(new NodeAbsence(Duration.between(now, since.plus(nodeGoneGrace))));
+  }
+
+  /** The block carries a Ready answer its holder wrote: the handshake decides, not the absence. */
+  private static boolean answeredReady(IPBlock block) {
+    var release = block.getStatus() == null ? null : block.getStatus().getRelease();
+    return release != null
+        && release.getState() == ReleaseState.Ready
+        && release.getRequestedAt() != null
+        && release.getRespondedAt() != null;
   }
 
   private static UpdateControl<IPBlock> recheckAfter(Optional<Duration> recheck) {

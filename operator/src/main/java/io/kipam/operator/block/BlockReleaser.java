@@ -39,6 +39,8 @@ final class BlockReleaser {
   /** What a guarded delete came to. */
   enum Outcome {
     DELETED,
+    /** The block being deleted may go: its finalizer may be removed. */
+    MAY_GO,
     /** An IPAddress of the block exists; nothing was deleted. */
     IN_USE,
     /** The block changed or went since the decision; the next reconcile decides again. */
@@ -120,6 +122,25 @@ final class BlockReleaser {
     PreconditionedDelete.Outcome outcome =
         delete.block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion());
     return outcome == PreconditionedDelete.Outcome.DELETED ? Outcome.DELETED : Outcome.CHANGED;
+  }
+
+  /**
+   * Whether the block being deleted may go now: a fresh read shows it is still the object, still
+   * being deleted and {@code stillTrue}, and no IPAddress of the block exists. Then the finalizer
+   * may be removed without a precondition: a block being deleted is closed on its node for good.
+   */
+  Outcome mayGo(IPBlock cached, Predicate<IPBlock> stillTrue) {
+    IPBlock fresh = client.resources(IPBlock.class).withName(cached.getMetadata().getName()).get();
+    if (fresh == null
+        || !fresh.getMetadata().getUid().equals(cached.getMetadata().getUid())
+        || fresh.getMetadata().getDeletionTimestamp() == null
+        || !stillTrue.test(fresh)) {
+      return Outcome.CHANGED;
+    }
+    String pool = Blocks.poolOf(fresh).orElseThrow();
+    return addresses.anyInBlock(pool, Blocks.addressLabel(fresh)).isPresent()
+        ? Outcome.IN_USE
+        : Outcome.MAY_GO;
   }
 
   /** The block as it may be written: a copy of the cached one with {@code release} replaced. */

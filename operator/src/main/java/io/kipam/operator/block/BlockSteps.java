@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,10 +43,12 @@ final class BlockSteps {
     this.recheck = recheck;
   }
 
+  Duration recheck() {
+    return recheck;
+  }
+
   void request(IPBlock block, String reason, Instant now) {
-    releaser
-        .request(block, reason, now)
-        .ifPresent(round -> memory.asked(block.getMetadata().getUid(), round));
+    releaser.request(block, reason, now);
   }
 
   void clear(IPBlock block, String round, Instant now) {
@@ -66,40 +69,70 @@ final class BlockSteps {
     }
   }
 
-  /** Acts on a Ready answer to {@code round}; returns when to look again, if at all. */
+  /**
+   * Acts on a Ready answer to {@code round} of a block not yet being deleted: deletes it after the
+   * fresh checks, so that it is closed on its node for good; {@link #letGo} then lets it go.
+   * Returns when to look again, if at all.
+   */
   Optional<Duration> release(IPBlock block, String round) {
-    String name = block.getMetadata().getName();
-    String node = block.getSpec().getNode();
-    switch (releaser.deleteIfUnused(block, fresh -> readyFor(fresh, round))) {
-      case DELETED -> {
-        log.info("released IPBlock {} of node {} (round {})", name, node, round);
+    return switch (releaser.deleteIfUnused(block, fresh -> readyFor(fresh, round))) {
+      case DELETED, MAY_GO -> {
+        log.info(
+            "deleting IPBlock {} of node {}: it answered Ready to round {}",
+            block.getMetadata().getName(),
+            block.getSpec().getNode(),
+            round);
+        yield Optional.empty();
+      }
+      case IN_USE -> inUse(block, round);
+      case CHANGED -> Optional.empty(); // the next event about the block decides again
+    };
+  }
+
+  /**
+   * Whether a block being deleted whose node answered Ready to {@code round} may go now (its
+   * finalizer removed): a fresh read still shows that answer and no IPAddress of it exists.
+   */
+  boolean letGo(IPBlock block, String round) {
+    return switch (releaser.mayGo(block, fresh -> readyFor(fresh, round))) {
+      case MAY_GO, DELETED -> {
+        String node = block.getSpec().getNode();
+        log.info(
+            "released IPBlock {} of node {} (round {})",
+            block.getMetadata().getName(),
+            node,
+            round);
         metrics.release("released");
         events.record(
             block,
             EventRecorder.Type.Normal,
             "Released",
-            "node " + node + " answered Ready and no IPAddress references the block: deleted it");
+            "node " + node + " answered Ready and no IPAddress references the block: it goes");
+        yield true;
       }
       case IN_USE -> {
-        if (memory.firstReport(block.getMetadata().getUid(), "Blocked:" + round)) {
-          log.warn("IPBlock {} answered Ready but an IPAddress still references it", name);
-          metrics.release("blocked");
-          events.record(
-              block,
-              EventRecorder.Type.Warning,
-              "ReleaseBlocked",
-              "node "
-                  + node
-                  + " answered Ready, but an IPAddress still references the block: it stays"
-                  + " until none does");
-        }
-        return Optional.of(recheck);
+        inUse(block, round);
+        yield false;
       }
-      case CHANGED -> {
-        // The next event about the block decides again.
-      }
+      case CHANGED -> false;
+    };
+  }
+
+  private Optional<Duration> inUse(IPBlock block, String round) {
+    String name = block.getMetadata().getName();
+    if (memory.firstReport(block.getMetadata().getUid(), "Blocked:" + round)) {
+      log.warn("IPBlock {} answered Ready but an IPAddress still references it", name);
+      metrics.release("blocked");
+      events.record(
+          block,
+          EventRecorder.Type.Warning,
+          "ReleaseBlocked",
+          "node "
+              + block.getSpec().getNode()
+              + " answered Ready, but an IPAddress still references the block: it stays"
+              + " until none does");
     }
-    return Optional.empty();
+    return Optional.of(recheck);
   }
 
   /** The fresh block still carries a Ready answer to {@code round} and reports no allocation. */
@@ -113,22 +146,33 @@ final class BlockSteps {
   }
 
   /**
-   * Reclaims a block whose Node the cache and a fresh read both say is gone; returns when to look
-   * again, if at all.
+   * Takes back a block whose Node the cache and a fresh read both say has been gone for the grace
+   * period, without its daemon's answer: deletes it, or, if it is being deleted already, reports
+   * whether it may go. Either only when a fresh read shows it on that node and no IPAddress
+   * references it. Returns whether the block may go now, and when to look again, if at all.
    */
-  Optional<Duration> nodeGone(IPBlock block) {
+  NodeGoneStep nodeGone(IPBlock block) {
     String node = block.getSpec().getNode();
     String name = block.getMetadata().getName();
-    switch (releaser.deleteIfUnused(block, fresh -> node.equals(fresh.getSpec().getNode()))) {
+    boolean deleting = block.getMetadata().getDeletionTimestamp() != null;
+    Predicate<IPBlock> sameNode = fresh -> node.equals(fresh.getSpec().getNode());
+    var outcome =
+        deleting ? releaser.mayGo(block, sameNode) : releaser.deleteIfUnused(block, sameNode);
+    switch (outcome) {
       case DELETED -> {
         log.info(
-            "deleted IPBlock {}: its node {} is gone and no IPAddress references it", name, node);
+            "deleting IPBlock {}: its node {} is gone and no IPAddress references it", name, node);
+        return new NodeGoneStep(false, Optional.empty());
+      }
+      case MAY_GO -> {
+        log.info("IPBlock {} goes: its node {} is gone and no IPAddress references it", name, node);
         metrics.release("node_gone");
         events.record(
             block,
             EventRecorder.Type.Normal,
             "NodeGone",
-            "node " + node + " no longer exists and no IPAddress references the block: deleted it");
+            "node " + node + " no longer exists and no IPAddress references the block: it goes");
+        return new NodeGoneStep(true, Optional.empty());
       }
       case IN_USE -> {
         if (memory.firstReport(block.getMetadata().getUid(), "NodeGoneInUse")) {
@@ -140,14 +184,19 @@ final class BlockSteps {
                   + node
                   + " no longer exists; the block stays until no IPAddress references it");
         }
-        return Optional.of(recheck);
+        return new NodeGoneStep(false, Optional.of(recheck));
       }
-      case CHANGED -> {
-        // The next event about the block decides again.
+      default -> {
+        return new NodeGoneStep(false, Optional.empty());
       }
     }
-    return Optional.empty();
   }
+
+  /**
+   * @param mayGo the block being deleted may go now
+   * @param recheck when to look again, if at all
+   */
+  record NodeGoneStep(boolean mayGo, Optional<Duration> recheck) {}
 
   /** Reports a refusal the first time it is seen. */
   void reportRefusal(IPBlock block) {

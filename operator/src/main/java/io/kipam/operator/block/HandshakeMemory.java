@@ -2,23 +2,23 @@ package io.kipam.operator.block;
 
 import java.time.Instant;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the operator remembers about blocks between reconciles, by block UID: since when a block has
- * been seen empty, which round it asked for, and when it first saw a refusal. Memory only: an
- * operator that restarts (or a new leader) forgets, which only ever delays a release — an idle
- * block waits its full delay again, a refused one its full back-off — and never lets one happen
- * early. Entries of blocks that are gone are dropped by {@link #retainOnly}.
+ * been seen empty, since when its Node has been seen gone, and when it first saw a refusal. Memory
+ * only: an operator that restarts (or a new leader) forgets, which only ever delays a release — an
+ * idle block waits its full delay again, a refused one its full back-off, a block of a deleted Node
+ * its full grace period — and never lets one happen early. Entries of blocks that are gone are
+ * dropped by {@link #retainOnly}.
  */
 final class HandshakeMemory {
 
   private record Refusal(String round, Instant seen) {}
 
   private final Map<String, Instant> idleSince = new ConcurrentHashMap<>();
-  private final Map<String, String> asked = new ConcurrentHashMap<>();
+  private final Map<String, Instant> nodeGoneSince = new ConcurrentHashMap<>();
   private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
   private final Map<String, String> reported = new ConcurrentHashMap<>();
 
@@ -36,13 +36,14 @@ final class HandshakeMemory {
     idleSince.put(uid, now);
   }
 
-  void asked(String uid, String round) {
-    asked.put(uid, round);
+  /** When the block's Node was first seen gone, recording {@code now} if it was not. */
+  Instant nodeGoneSince(String uid, Instant now) {
+    return nodeGoneSince.computeIfAbsent(uid, u -> now);
   }
 
-  /** The round this operator asked for, if it did so since it started. */
-  Optional<String> askedRound(String uid) {
-    return Optional.ofNullable(asked.get(uid));
+  /** The block's Node is there (again): a later absence starts a grace period of its own. */
+  void nodePresent(String uid) {
+    nodeGoneSince.remove(uid);
   }
 
   /** When the refusal of {@code round} was first seen, recording {@code now} if it was not. */
@@ -63,7 +64,7 @@ final class HandshakeMemory {
 
   void retainOnly(Set<String> uids) {
     idleSince.keySet().retainAll(uids);
-    asked.keySet().retainAll(uids);
+    nodeGoneSince.keySet().retainAll(uids);
     refusals.keySet().retainAll(uids);
     reported.keySet().retainAll(uids);
   }

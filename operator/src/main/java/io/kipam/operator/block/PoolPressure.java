@@ -42,7 +42,7 @@ final class PoolPressure {
     }
     return live.stream()
         .filter(b -> !node.equals(b.getSpec().getNode()))
-        .filter(b -> Blocks.allocated(b) == 0)
+        .filter(b -> Blocks.reportedAllocated(b).orElse(-1L) == 0)
         .filter(b -> b.getStatus() == null || b.getStatus().getRelease() == null)
         .min(Comparator.comparing(b -> b.getMetadata().getName()));
   }

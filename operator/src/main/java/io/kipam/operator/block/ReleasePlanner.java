@@ -14,13 +14,17 @@ import java.util.Optional;
  * microseconds.
  *
  * <ul>
- *   <li>No release: a block whose {@code status.allocated} has been 0 (or absent) for the idle
- *       delay is asked for ({@link ReleasePlan.Request}); until then the planner waits out the rest
- *       of the delay.
+ *   <li>No release: a block whose daemon has reported {@code status.allocated} 0 for the idle delay
+ *       is asked for ({@link ReleasePlan.Request}); until then the planner waits out the rest of
+ *       the delay. A block without a count is unknown, not empty: it is never asked for as idle. A
+ *       block being deleted is asked for at once, whatever it holds: its holder must close it.
  *   <li>{@code Requested}: the daemon's turn; wait for its answer (an event).
  *   <li>{@code Ready}: an answer to a round ({@code requestedAt} kept, {@code respondedAt} set) is
- *       acted on ({@link ReleasePlan.Release}), unless this operator remembers asking for another
- *       round. A Ready without its round is ignored: only a fresh Ready to a round lets a block go.
+ *       acted on ({@link ReleasePlan.Release}), whoever asked for the round (this operator, an
+ *       earlier leader, or one that has restarted since): the daemon's consent is the answer, and
+ *       the release re-checks it against a fresh read. A Ready without its round or answer time is
+ *       no consent; it is withdrawn after the back-off like a refusal, so the block does not stay
+ *       closed.
  *   <li>{@code Refused}: after the back-off, counted from when this operator first saw the refusal
  *       (its own clock, never a node's), the release is cleared so a later round may ask again.
  * </ul>
@@ -37,9 +41,14 @@ final class ReleasePlanner {
 
   ReleasePlan plan(IPBlock block, HandshakeMemory memory, Instant now) {
     String uid = block.getMetadata().getUid();
+    boolean deleting = block.getMetadata().getDeletionTimestamp() != null;
     BlockRelease release = block.getStatus() == null ? null : block.getStatus().getRelease();
     if (release == null) {
-      if (Blocks.allocated(block) > 0) {
+      if (deleting) {
+        return new ReleasePlan.Request("the block is being deleted");
+      }
+      Optional<Long> allocated = Blocks.reportedAllocated(block);
+      if (allocated.isEmpty() || allocated.get() > 0) {
         memory.busy(uid);
         return new ReleasePlan.Wait(Duration.ZERO);
       }
@@ -56,30 +65,25 @@ final class ReleasePlanner {
     }
     return switch (state) {
       case Requested -> new ReleasePlan.Wait(Duration.ZERO);
-      case Ready -> ready(uid, release, memory);
-      case Refused -> refused(uid, release, memory, now);
+      case Ready -> ready(uid, release, memory, now);
+      case Refused -> backOff(uid, release, String.valueOf(release.getReason()), memory, now);
     };
   }
 
-  private static ReleasePlan ready(String uid, BlockRelease release, HandshakeMemory memory) {
-    String round = release.getRequestedAt();
-    if (round == null || release.getRespondedAt() == null) {
-      return new ReleasePlan.Ignore("a Ready answer without requestedAt and respondedAt");
+  private ReleasePlan ready(String uid, BlockRelease release, HandshakeMemory memory, Instant now) {
+    if (release.getRequestedAt() == null || release.getRespondedAt() == null) {
+      return backOff(
+          uid, release, "a Ready answer without requestedAt or respondedAt", memory, now);
     }
-    Optional<String> asked = memory.askedRound(uid);
-    if (asked.isPresent() && !asked.get().equals(round)) {
-      return new ReleasePlan.Ignore(
-          "a Ready answer to round " + round + ", but the operator asked at " + asked.get());
-    }
-    return new ReleasePlan.Release(round);
+    return new ReleasePlan.Release(release.getRequestedAt());
   }
 
-  private ReleasePlan refused(
-      String uid, BlockRelease release, HandshakeMemory memory, Instant now) {
+  private ReleasePlan backOff(
+      String uid, BlockRelease release, String why, HandshakeMemory memory, Instant now) {
     String round = String.valueOf(release.getRequestedAt());
     Instant due = memory.refusalSeen(uid, round, now).plus(retryDelay);
     if (!now.isBefore(due)) {
-      return new ReleasePlan.Clear(round, String.valueOf(release.getReason()));
+      return new ReleasePlan.Clear(round, why);
     }
     return new ReleasePlan.Wait(Duration.between(now, due));
   }

@@ -43,7 +43,16 @@ public final class Blocks {
     return ResourceNames.blockLabel(Cidr.parse(block.getSpec().getCidr()));
   }
 
-  /** {@code status.allocated}; absent (the daemon has not reported yet) counts as 0. */
+  /**
+   * {@code status.allocated}, if the block's daemon has reported it: a block without a count is
+   * unknown, not empty.
+   */
+  public static Optional<Long> reportedAllocated(IPBlock block) {
+    Long allocated = block.getStatus() == null ? null : block.getStatus().getAllocated();
+    return Optional.ofNullable(allocated).map(n -> Math.max(0, n));
+  }
+
+  /** {@code status.allocated} for sums; absent (the daemon has not reported yet) counts as 0. */
   public static long allocated(IPBlock block) {
     Long allocated = block.getStatus() == null ? null : block.getStatus().getAllocated();
     return allocated == null ? 0 : Math.max(0, allocated);

@@ -17,8 +17,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The steps of deleting a pool that {@code kipam.io/pool-protection} holds back: while any
  * IPAddress of the pool exists (asked of the API server, never a cache), nothing happens; once none
- * does, the pool's IPBlocks are deleted, and the addresses are asked for once more, since a daemon
- * that had not yet seen the deletion may have allocated meanwhile. Only then may the finalizer go.
+ * does, the pool's IPBlocks are deleted. Each of them then goes through the release handshake like
+ * any block being deleted ({@code kipam.io/block-protection}): closed by its holder, answered
+ * {@code Ready}, checked afresh. Once no block of the pool is left, the addresses are asked for
+ * once more, since a daemon that had not yet seen the deletion may have allocated meanwhile. Only
+ * then may the finalizer go.
  */
 final class PoolDeletion {
 
@@ -26,9 +29,8 @@ final class PoolDeletion {
 
   /**
    * @param waitingFor what keeps the pool, when something does
-   * @param blocksDeleted blocks this step deleted
    */
-  record Step(Optional<String> waitingFor, int blocksDeleted) {}
+  record Step(Optional<String> waitingFor) {}
 
   private final KubernetesClient client;
   private final AddressLookup addresses;
@@ -44,7 +46,7 @@ final class PoolDeletion {
     String name = pool.getMetadata().getName();
     Optional<String> holder = addresses.anyInPool(name);
     if (holder.isPresent()) {
-      return new Step(Optional.of(waiting(holder.get())), 0);
+      return new Step(Optional.of(waiting(holder.get())));
     }
     // The cache and a fresh list together: a block claimed a moment ago may not be cached yet.
     Map<String, IPBlock> blocks = new LinkedHashMap<>();
@@ -55,23 +57,37 @@ final class PoolDeletion {
         .list()
         .getItems()
         .forEach(b -> blocks.put(b.getMetadata().getUid(), b));
-    int deleted = 0;
+    int left = 0;
+    String oneLeft = null;
     for (IPBlock block : blocks.values()) {
       if (!Blocks.belongsTo(block, pool)) {
+        continue;
+      }
+      left++;
+      oneLeft = block.getMetadata().getName();
+      if (block.getMetadata().getDeletionTimestamp() != null) {
         continue;
       }
       PreconditionedDelete.Outcome outcome =
           delete.block(block.getMetadata().getName(), block.getMetadata().getUid(), null);
       if (outcome == PreconditionedDelete.Outcome.DELETED) {
-        deleted++;
         log.info(
-            "deleted IPBlock {} of IPPool {}, which is being deleted and has no IPAddress left",
+            "deleting IPBlock {} of IPPool {}, which is being deleted and has no IPAddress left",
             block.getMetadata().getName(),
             name);
       }
     }
+    if (left > 0) {
+      return new Step(
+          Optional.of(
+              "waiting for "
+                  + left
+                  + " IPBlocks (e.g. "
+                  + oneLeft
+                  + ") to be given back by their nodes"));
+    }
     holder = addresses.anyInPool(name);
-    return new Step(holder.map(PoolDeletion::waiting), deleted);
+    return new Step(holder.map(PoolDeletion::waiting));
   }
 
   private static String waiting(String holder) {

@@ -129,9 +129,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         pool,
         EventRecorder.Type.Normal,
         "Deleted",
-        "no IPAddress of the pool is left; deleted its "
-            + step.blocksDeleted()
-            + " remaining IPBlock(s) and released the pool");
+        "no IPAddress and no IPBlock of the pool is left: released the pool");
     log.info(
         "IPPool {} has no IPAddress left; removing its finalizer", pool.getMetadata().getName());
     metrics.forgetPool(pool.getMetadata().getName());

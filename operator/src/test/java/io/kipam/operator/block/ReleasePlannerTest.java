@@ -52,10 +52,31 @@ class ReleasePlannerTest {
   }
 
   @Test
-  void aBlockWhoseDaemonHasNotReportedCountsAsEmpty() {
-    assertThat(planner.plan(block(null, null), memory, T0)).isEqualTo(new ReleasePlan.Wait(IDLE));
-    assertThat(planner.plan(block(null, null), memory, T0.plus(IDLE)))
-        .isInstanceOf(ReleasePlan.Request.class);
+  void aBlockWhoseDaemonHasNotReportedIsNeverAskedForAsIdle() {
+    assertThat(planner.plan(block(null, null), memory, T0))
+        .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));
+    assertThat(planner.plan(block(null, null), memory, T0.plus(IDLE).plus(IDLE)))
+        .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));
+    IPBlock noStatus = block(null, null);
+    noStatus.setStatus(null);
+    assertThat(planner.plan(noStatus, memory, T0.plus(Duration.ofDays(1))))
+        .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));
+  }
+
+  @Test
+  void theIdleClockStartsWhenTheDaemonFirstReportsTheBlockEmpty() {
+    planner.plan(block(null, null), memory, T0);
+
+    assertThat(planner.plan(block(0L, null), memory, T0.plus(IDLE)))
+        .isEqualTo(new ReleasePlan.Wait(IDLE));
+  }
+
+  @Test
+  void aBlockBeingDeletedIsAskedForAtOnceWhateverItHolds() {
+    IPBlock deleting = block(5L, null);
+    deleting.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
+
+    assertThat(planner.plan(deleting, memory, T0)).isInstanceOf(ReleasePlan.Request.class);
   }
 
   @Test
@@ -85,27 +106,23 @@ class ReleasePlannerTest {
   }
 
   @Test
-  void aReadyAnswerToTheRoundThisOperatorAskedForIsActedOn() {
-    memory.asked("u1", "r1");
+  void aReadyAnswerToARoundThisOperatorDoesNotRememberIsActedOn() {
+    // Asked by an earlier leader, or by this operator before it restarted.
+    HandshakeMemory restarted = new HandshakeMemory();
 
-    assertThat(planner.plan(block(0L, release(ReleaseState.Ready, "r1", "t1")), memory, T0))
-        .isEqualTo(new ReleasePlan.Release("r1"));
+    assertThat(planner.plan(block(0L, release(ReleaseState.Ready, "r0", "t1")), restarted, T0))
+        .isEqualTo(new ReleasePlan.Release("r0"));
   }
 
   @Test
-  void aReadyAnswerToAnotherRoundIsIgnored() {
-    memory.asked("u1", "r2");
+  void aReadyWithoutItsRoundOrAnswerTimeIsWithdrawnAfterTheBackOff() {
+    IPBlock noRound = block(0L, release(ReleaseState.Ready, null, "t1"));
+    IPBlock noAnswerTime = block(0L, release(ReleaseState.Ready, "r1", null));
 
-    assertThat(planner.plan(block(0L, release(ReleaseState.Ready, "r1", "t1")), memory, T0))
-        .isInstanceOf(ReleasePlan.Ignore.class);
-  }
-
-  @Test
-  void aReadyWithoutItsRoundOrAnswerTimeIsIgnored() {
-    assertThat(planner.plan(block(0L, release(ReleaseState.Ready, null, "t1")), memory, T0))
-        .isInstanceOf(ReleasePlan.Ignore.class);
-    assertThat(planner.plan(block(0L, release(ReleaseState.Ready, "r1", null)), memory, T0))
-        .isInstanceOf(ReleasePlan.Ignore.class);
+    assertThat(planner.plan(noRound, memory, T0)).isEqualTo(new ReleasePlan.Wait(RETRY));
+    assertThat(planner.plan(noRound, memory, T0.plus(RETRY))).isInstanceOf(ReleasePlan.Clear.class);
+    assertThat(planner.plan(noAnswerTime, new HandshakeMemory(), T0))
+        .isEqualTo(new ReleasePlan.Wait(RETRY));
     assertThat(planner.plan(block(0L, release(null, "r1", "t1")), memory, T0))
         .isInstanceOf(ReleasePlan.Ignore.class);
   }

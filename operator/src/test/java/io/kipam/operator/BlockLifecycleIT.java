@@ -1,0 +1,271 @@
+package io.kipam.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's side of a block's life where a block could leave with a live address or stay
+ * closed for good, with this test in the node daemon's role (its writes as the daemon makes them):
+ * a block deleted by hand or by its pool's garbage collection, a terminating pool's blocks, a
+ * deleted Node's blocks, a Ready answer to a round an earlier leader asked for, a Ready answer that
+ * is no consent, and a block whose daemon has not reported yet. The daemon's side of the same paths
+ * is shown with real kipam-node processes in the node module.
+ */
+@WithControlPlane
+class BlockLifecycleIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(30);
+  private static final AtomicInteger SUBNET = new AtomicInteger();
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final Kipam kipam;
+  private final String node;
+  private RunningOperator operator;
+
+  BlockLifecycleIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+    this.kipam = new Kipam(client);
+    this.node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+  }
+
+  @BeforeAll
+  static void installCrds(KubernetesClient client) {
+    KipamCrds.install(client);
+  }
+
+  @AfterEach
+  void stopOperator() {
+    if (operator != null) {
+      operator.close();
+    }
+  }
+
+  private void startOperator(Map<String, String> settings) throws Exception {
+    operator = RunningOperator.start(controlPlane, settings);
+  }
+
+  /** A Ready pool of its own, 10.70.n.0/24 in blocks of /28. */
+  private IPPool pool(String prefix) {
+    String name = Fixtures.uniqueName(prefix);
+    int n = SUBNET.incrementAndGet();
+    kipam.createPool(name, "10.70." + n + ".0/24", 28, Fixtures.uniqueName("net"));
+    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
+    return kipam.pool(name);
+  }
+
+  private static String cidr(IPPool pool, int block) {
+    String base = pool.getSpec().getCidr().replace(".0/24", "");
+    return base + "." + (16 * block) + "/28";
+  }
+
+  private BlockRelease release(String block) {
+    IPBlock current = kipam.block(block);
+    return current == null || current.getStatus() == null ? null : current.getStatus().getRelease();
+  }
+
+  private ReleaseState state(String block) {
+    BlockRelease release = release(block);
+    return release == null ? null : release.getState();
+  }
+
+  /** The block stays for {@code seconds}, and another node cannot claim its slot meanwhile. */
+  private void staysFor(int seconds, String block) {
+    await()
+        .during(Duration.ofSeconds(seconds))
+        .atMost(Duration.ofSeconds(seconds + 10))
+        .until(() -> kipam.block(block) != null);
+  }
+
+  @Test
+  void aBlockDeletedByHandWithALiveAddressStaysUntilItsNodeGivesItBack() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
+    IPPool pool = pool("by-hand");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 1), node);
+    String name = block.getMetadata().getName();
+    IPAddress address =
+        kipam.allocate(Fixtures.namespace(client, "by-hand"), block, Kipam.addressIn(block, 3));
+    kipam.reportAllocated(name, 1);
+
+    client.resources(IPBlock.class).withName(name).delete();
+
+    staysFor(4, name);
+    assertThat(kipam.block(name).getMetadata().getDeletionTimestamp()).isNotNull();
+    assertThat(state(name)).as("its holder is asked to close it").isEqualTo(ReleaseState.Requested);
+    String otherNode = Fixtures.uniqueName("other");
+    assertThatThrownBy(() -> kipam.claimBlock(pool, cidr(pool, 1), otherNode))
+        .as("the slot of a block being deleted cannot be claimed by another node")
+        .isInstanceOfSatisfying(
+            KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+
+    // The daemon refuses while the address lives; the block stays closed, since it is deleted,
+    // and is asked for again after the back-off.
+    kipam.answer(name, ReleaseState.Refused, "1 of its addresses are in use");
+    staysFor(3, name);
+    kipam.delete(address);
+    kipam.reportAllocated(name, 0);
+    kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN);
+
+    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
+  }
+
+  @Test
+  void aPoolDeletedInTheForegroundKeepsItsBlocksUntilTheirNodesGiveThemBack() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
+    IPPool pool = pool("foreground");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 2), node);
+    String name = block.getMetadata().getName();
+    IPAddress address =
+        kipam.allocate(Fixtures.namespace(client, "foreground"), block, Kipam.addressIn(block, 2));
+    kipam.reportAllocated(name, 1);
+
+    client
+        .resources(IPPool.class)
+        .withName(pool.getMetadata().getName())
+        .withPropagationPolicy(DeletionPropagation.FOREGROUND)
+        .delete();
+
+    // The garbage collector deletes the pool's blocks first; the finalizer keeps the live one.
+    await()
+        .atMost(WITHIN)
+        .until(() -> kipam.block(name).getMetadata().getDeletionTimestamp() != null);
+    staysFor(4, name);
+
+    kipam.delete(address);
+    kipam.reportAllocated(name, 0);
+    kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN);
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.block(name)).isNull();
+              assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
+            });
+  }
+
+  @Test
+  void aDeletedPoolsBlocksGoOnlyAfterTheirNodesAnswerReady() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
+    IPPool pool = pool("pool-del");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 3), node);
+    String name = block.getMetadata().getName();
+    kipam.reportAllocated(name, 0);
+
+    client.resources(IPPool.class).withName(pool.getMetadata().getName()).delete();
+
+    await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
+    staysFor(4, name);
+    assertThat(kipam.pool(pool.getMetadata().getName())).isNotNull();
+    assertThat(kipam.conditionOf(pool.getMetadata().getName(), "Terminating"))
+        .isEqualTo("True/Deleting");
+
+    kipam.answer(name, ReleaseState.Ready, "empty");
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.block(name)).isNull();
+              assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
+            });
+  }
+
+  @Test
+  void aBlockOfADeletedNodeIsClosedAtOnceAndTakenBackOnlyAfterTheGracePeriod() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_NODE_GONE_GRACE_SECONDS", "8"));
+    IPPool pool = pool("node-gone");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 4), node);
+    String name = block.getMetadata().getName();
+    kipam.reportAllocated(name, 0);
+
+    client.nodes().withName(node).delete();
+
+    // A daemon still running on that node is asked to close the block at once ...
+    await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
+    // ... but nothing is taken from it before the grace period is over.
+    staysFor(4, name);
+
+    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
+    assertThat(kipam.eventReasons(name)).contains("NodeGone");
+  }
+
+  @Test
+  void aReadyAnswerToARoundAnEarlierLeaderAskedForReleasesTheBlock() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "1"));
+    IPPool pool = pool("leader");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 5), node);
+    String name = block.getMetadata().getName();
+    kipam.reportAllocated(name, 0);
+    await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
+
+    // The round in the status is not the one this operator asked for: an earlier leader's.
+    kipam.editBlockStatus(name, s -> s.getRelease().setRequestedAt("2020-01-01T00:00:00Z"));
+    kipam.answer(name, ReleaseState.Ready, "empty");
+
+    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
+  }
+
+  @Test
+  void aReadyAnswerWithoutItsRoundIsWithdrawnSoTheBlockOpensAgain() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
+    IPPool pool = pool("no-round");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 6), node);
+    String name = block.getMetadata().getName();
+    kipam.reportAllocated(name, 3);
+
+    kipam.editBlockStatus(
+        name,
+        s -> {
+          BlockRelease release = new BlockRelease();
+          release.setState(ReleaseState.Ready);
+          release.setRespondedAt("2026-01-01T00:00:00Z");
+          s.setRelease(release);
+        });
+
+    await().atMost(WITHIN).until(() -> release(name) == null);
+    assertThat(kipam.block(name)).isNotNull();
+  }
+
+  @Test
+  void aBlockWhoseDaemonHasNotReportedIsNotAskedForAsIdle() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "1"));
+    IPPool pool = pool("unreported");
+    IPBlock block = kipam.claimBlock(pool, cidr(pool, 7), node);
+    String name = block.getMetadata().getName();
+
+    await()
+        .during(Duration.ofSeconds(5))
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> release(name) == null);
+
+    kipam.reportAllocated(name, 0);
+
+    await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
+    assertThat(kipam.block(name).getMetadata().getFinalizers())
+        .contains(ApiConstants.FINALIZER_BLOCK_PROTECTION);
+  }
+}

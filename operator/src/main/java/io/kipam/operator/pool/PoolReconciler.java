@@ -141,6 +141,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     String uid = cached.getMetadata().getUid();
     return pools.stream()
         .filter(p -> uid.equals(p.getMetadata().getUid()))
+        // Deleted meanwhile: cleanup writes its status, Ready=False.
+        .filter(self -> self.getMetadata().getDeletionTimestamp() == null)
         .findFirst()
         .map(
             self ->

@@ -40,11 +40,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps each IPPool's status true: counts from its IPBlocks' status, {@code Ready} once checked (no
- * older pool of its network overlaps it), {@code Exhausted}, {@code Terminating}. Reads only
- * caches: the pools, the blocks (mapped to their pool by {@code spec.pool}), and the pools again as
- * peers, so that a pool whose overlapping neighbour appears or disappears is looked at again. A
- * pool being deleted is kept by {@code kipam.io/pool-protection} until {@link PoolDeletion} has
- * seen its addresses go and removed its blocks.
+ * pool that overlaps it wins over it, see {@link PoolOverlaps}), {@code Exhausted}, {@code
+ * Terminating}. Reads caches: the pools, the blocks (mapped to their pool by {@code spec.pool}),
+ * and the pools again as peers, so that a pool whose overlapping neighbour appears or disappears is
+ * looked at again. The one exception is the decision that makes a pool Ready: it is taken on a
+ * fresh LIST of every pool and written before any other Ready decision of the same network is taken
+ * ({@link NetworkLocks}), since a cache that lags could let two overlapping pools both be Ready. A
+ * pool already marked Ready keeps its verdict and needs no such read. A pool being deleted is kept
+ * by {@code kipam.io/pool-protection} until {@link PoolDeletion} has seen its addresses go and
+ * removed its blocks.
  */
 @ControllerConfiguration(
     name = PoolReconciler.NAME,
@@ -63,6 +67,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private final Duration recheck;
   private final AddressLookup addresses;
   private final PreconditionedDelete delete;
+  private final NetworkLocks locks = new NetworkLocks();
 
   public PoolReconciler(
       Clock clock,
@@ -112,8 +117,40 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
 
   @Override
   public UpdateControl<IPPool> reconcile(IPPool pool, Context<IPPool> context) {
-    publish(pool, facts(pool, context, Optional.empty()), context);
+    PoolFacts facts = facts(pool, context, Optional.empty());
+    if (facts.invalid().isPresent() || PoolOverlaps.markedReady(pool)) {
+      // Nothing to decide: an invalid pool is never Ready, and a pool marked Ready loses only to
+      // another pool marked Ready before it, which no decision of this operator makes.
+      Optional<IPPool> winner = PoolOverlaps.winnerOver(pool, peers(context));
+      report(
+          pool, Optional.of(write(pool, pool.getStatus(), facts.withOverlapping(winner), context)));
+    } else {
+      report(
+          pool, locks.holding(PoolOverlaps.network(pool), () -> decideReady(pool, facts, context)));
+    }
     return UpdateControl.noUpdate();
+  }
+
+  /**
+   * Whether a pool not marked Ready in the cache may be Ready, decided on every pool as the API
+   * server has them now (a LIST without resourceVersion is a consistent read), and written. Runs
+   * under the network's lock: nothing else belongs here.
+   */
+  private Optional<Outcome> decideReady(IPPool cached, PoolFacts facts, Context<IPPool> context) {
+    List<IPPool> pools = context.getClient().resources(IPPool.class).list().getItems();
+    String uid = cached.getMetadata().getUid();
+    return pools.stream()
+        .filter(p -> uid.equals(p.getMetadata().getUid()))
+        // Deleted meanwhile: cleanup writes its status, Ready=False.
+        .filter(self -> self.getMetadata().getDeletionTimestamp() == null)
+        .findFirst()
+        .map(
+            self ->
+                write(
+                    cached,
+                    self.getStatus(),
+                    facts.withOverlapping(PoolOverlaps.winnerOver(self, pools)),
+                    context));
   }
 
   @Override
@@ -122,7 +159,10 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         new PoolDeletion(context.getClient(), addresses, delete)
             .advance(pool, blocksOf(pool, context));
     if (step.waitingFor().isPresent()) {
-      publish(pool, facts(pool, context, step.waitingFor()), context);
+      report(
+          pool,
+          Optional.of(
+              write(pool, pool.getStatus(), facts(pool, context, step.waitingFor()), context)));
       return DeleteControl.noFinalizerRemoval().rescheduleAfter(recheck.toMillis());
     }
     events.record(
@@ -146,18 +186,21 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       layout = Optional.empty();
       invalid = Optional.of("spec does not describe a pool: " + e.getMessage());
     }
-    @SuppressWarnings("unchecked")
-    var peers =
-        (InformerEventSource<IPPool, IPPool>)
-            context.eventSourceRetriever().getEventSourceFor(IPPool.class, PEERS);
-    Optional<IPPool> overlapping = PoolOverlaps.olderOverlapping(pool, peers.list().toList());
     return new PoolFacts(
         pool.getMetadata().getGeneration(),
         layout,
         invalid,
         blocksOf(pool, context),
-        overlapping,
+        Optional.empty(),
         terminating);
+  }
+
+  private static List<IPPool> peers(Context<IPPool> context) {
+    @SuppressWarnings("unchecked")
+    var peers =
+        (InformerEventSource<IPPool, IPPool>)
+            context.eventSourceRetriever().getEventSourceFor(IPPool.class, PEERS);
+    return peers.list().toList();
   }
 
   private static List<IPBlock> blocksOf(IPPool pool, Context<IPPool> context) {
@@ -167,11 +210,30 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         .toList();
   }
 
-  /** Computes the status, reports what changed, and writes the status only when it changed. */
-  private void publish(IPPool pool, PoolFacts facts, Context<IPPool> context) {
-    String name = pool.getMetadata().getName();
-    IPPoolStatus before = pool.getStatus();
+  /** A pool's status as it was, as computed, and whether it was written. */
+  private record Outcome(IPPoolStatus before, IPPoolStatus status, boolean written) {}
+
+  /** Computes the status and writes it only when it differs from {@code before}. */
+  private Outcome write(
+      IPPool pool, IPPoolStatus before, PoolFacts facts, Context<IPPool> context) {
     IPPoolStatus status = PoolStatusCalculator.status(facts, before, clock.instant());
+    if (same(before, status, context)) {
+      return new Outcome(before, status, false);
+    }
+    IPPool fresh = new IPPool();
+    fresh.setMetadata(new ObjectMetaBuilder().withName(pool.getMetadata().getName()).build());
+    fresh.setStatus(status);
+    PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(pool, fresh, context);
+    return new Outcome(before, status, true);
+  }
+
+  /** Publishes the pool's metrics and, when its status was written, what changed. */
+  private void report(IPPool pool, Optional<Outcome> outcome) {
+    if (outcome.isEmpty()) {
+      return;
+    }
+    String name = pool.getMetadata().getName();
+    IPPoolStatus status = outcome.get().status();
     if (status.getCapacity() != null) {
       metrics.pool(
           name,
@@ -180,13 +242,9 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
           new BigInteger(status.getAvailable()),
           status.getBlocks());
     }
-    if (same(before, status, context)) {
+    if (!outcome.get().written()) {
       return;
     }
-    IPPool fresh = new IPPool();
-    fresh.setMetadata(new ObjectMetaBuilder().withName(name).build());
-    fresh.setStatus(status);
-    PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(pool, fresh, context);
     log.info(
         "IPPool {}: {} of {} addresses allocated in {} block(s); {}",
         name,
@@ -194,7 +252,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         status.getCapacity(),
         status.getBlocks(),
         PoolTransitions.summary(status));
-    transitions.report(pool, before, status);
+    transitions.report(pool, outcome.get().before(), status);
   }
 
   private static boolean same(IPPoolStatus a, IPPoolStatus b, Context<IPPool> context) {

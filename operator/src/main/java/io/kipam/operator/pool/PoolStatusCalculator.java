@@ -20,10 +20,10 @@ import java.util.List;
  * available} is capacity minus allocated, never below 0. Conditions:
  *
  * <ul>
- *   <li>{@code Ready}: True (reason {@code Checked}) once the spec builds a layout and no older
- *       pool of the same network overlaps it; False with reason {@code Overlap}, {@code Invalid} or
- *       {@code Terminating} otherwise. Node daemons allocate only from a pool Ready for its current
- *       generation.
+ *   <li>{@code Ready}: True (reason {@code Checked}) once the spec builds a layout and no pool that
+ *       overlaps it wins over it ({@link PoolOverlaps}); False with reason {@code Overlap}, {@code
+ *       Invalid} or {@code Terminating} otherwise. Node daemons allocate only from a pool Ready for
+ *       its current generation.
  *   <li>{@code Exhausted}: True when no address is available, False otherwise.
  *   <li>{@code Terminating}: True while the pool is being deleted, saying what it waits for.
  * </ul>
@@ -131,7 +131,9 @@ public final class PoolStatusCalculator {
         READY,
         TRUE,
         REASON_CHECKED,
-        "checked for generation " + generation + ": no older pool of its network overlaps it",
+        "checked for generation "
+            + generation
+            + ": no pool of its network that overlaps it was Ready or came before it",
         generation,
         before,
         now);
@@ -144,8 +146,16 @@ public final class PoolStatusCalculator {
         + other.getSpec().getCidr()
         + " of IPPool "
         + other.getMetadata().getName()
-        + ", an older pool of "
+        + why(other)
         + (network.isEmpty() ? "the default network (no spec.network)" : "network " + network)
         + "; no address is handed out from this pool while both exist";
+  }
+
+  private static String why(IPPool other) {
+    return switch (PoolOverlaps.standing(other)) {
+      case READY -> ", a Ready pool of ";
+      case DELETING -> ", a pool being deleted of ";
+      case UNDECIDED -> ", an older pool of ";
+    };
   }
 }

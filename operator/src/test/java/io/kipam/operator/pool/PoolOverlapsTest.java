@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.api.v1alpha1.IPPoolStatus;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -25,23 +27,62 @@ class PoolOverlapsTest {
     return pool;
   }
 
+  /** The pool with the status the operator writes when it marks a pool Ready. */
+  static IPPool ready(IPPool pool) {
+    IPPoolStatus status = new IPPoolStatus();
+    status.setObservedGeneration(1L);
+    status.setConditions(
+        List.of(
+            Conditions.of(
+                PoolStatusCalculator.READY,
+                Conditions.TRUE,
+                PoolStatusCalculator.REASON_CHECKED,
+                "checked",
+                1,
+                List.of(),
+                Instant.EPOCH)));
+    pool.setStatus(status);
+    return pool;
+  }
+
+  static IPPool refused(IPPool pool) {
+    IPPoolStatus status = new IPPoolStatus();
+    status.setConditions(
+        List.of(
+            Conditions.of(
+                PoolStatusCalculator.READY,
+                Conditions.FALSE,
+                PoolStatusCalculator.REASON_OVERLAP,
+                "overlaps",
+                1,
+                List.of(),
+                Instant.EPOCH)));
+    pool.setStatus(status);
+    return pool;
+  }
+
+  static IPPool deleting(IPPool pool) {
+    pool.getMetadata().setDeletionTimestamp("2026-01-01T00:01:00Z");
+    return pool;
+  }
+
   @Test
   void theNewerOfTwoOverlappingPoolsOfOneNetworkIsRefused() {
     IPPool older = pool("b", "10.0.0.0/16", "blue", "2026-01-01T00:00:00Z");
     IPPool newer = pool("a", "10.0.5.0/24", "blue", "2026-01-01T00:00:01Z");
     List<IPPool> all = List.of(older, newer);
 
-    assertThat(PoolOverlaps.olderOverlapping(newer, all)).contains(older);
-    assertThat(PoolOverlaps.olderOverlapping(older, all)).isEmpty();
+    assertThat(PoolOverlaps.winnerOver(newer, all)).contains(older);
+    assertThat(PoolOverlaps.winnerOver(older, all)).isEmpty();
   }
 
   @Test
-  void poolsCreatedInTheSameSecondAreOrderedByName() {
+  void ofPoolsNotYetReadyCreatedInTheSameSecondTheSmallerNameWins() {
     IPPool a = pool("a", "10.0.0.0/24", null, "2026-01-01T00:00:00Z");
     IPPool b = pool("b", "10.0.0.0/24", null, "2026-01-01T00:00:00Z");
 
-    assertThat(PoolOverlaps.olderOverlapping(b, List.of(a, b))).contains(a);
-    assertThat(PoolOverlaps.olderOverlapping(a, List.of(a, b))).isEmpty();
+    assertThat(PoolOverlaps.winnerOver(b, List.of(a, b))).contains(a);
+    assertThat(PoolOverlaps.winnerOver(a, List.of(a, b))).isEmpty();
   }
 
   @Test
@@ -78,7 +119,77 @@ class PoolOverlapsTest {
     IPPool third = pool("c", "10.0.1.0/24", null, "2026-01-01T00:00:02Z");
     List<IPPool> all = List.of(first, second, third);
 
-    assertThat(PoolOverlaps.olderOverlapping(second, all)).contains(first);
-    assertThat(PoolOverlaps.olderOverlapping(third, all)).contains(second);
+    assertThat(PoolOverlaps.winnerOver(second, all)).contains(first);
+    assertThat(PoolOverlaps.winnerOver(third, all)).contains(second);
+  }
+
+  @Test
+  void aReadyPoolKeepsWinningOverAnOlderPoolNotYetReady() {
+    IPPool winner = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    IPPool olderName = pool("a", "10.0.0.0/25", "blue", "2026-01-01T00:00:00Z");
+    IPPool olderTime = pool("c", "10.0.0.0/16", "blue", "2025-12-31T23:59:59Z");
+    List<IPPool> all = List.of(winner, olderName, olderTime);
+
+    assertThat(PoolOverlaps.winnerOver(winner, all)).as("the Ready pool stays Ready").isEmpty();
+    assertThat(PoolOverlaps.winnerOver(olderName, all)).contains(winner);
+    assertThat(PoolOverlaps.winnerOver(olderTime, all)).contains(winner);
+  }
+
+  @Test
+  void aReadyPoolKeepsItsVerdictAfterItsSpecIsEdited() {
+    IPPool edited = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    edited.getMetadata().setGeneration(2L);
+    IPPool older = pool("a", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z");
+
+    assertThat(PoolOverlaps.winnerOver(edited, List.of(edited, older))).isEmpty();
+    assertThat(PoolOverlaps.winnerOver(older, List.of(edited, older))).contains(edited);
+  }
+
+  @Test
+  void aReadyPoolDoesNotStopAPoolOfAnotherNetwork() {
+    IPPool blue = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    IPPool red = pool("a", "10.0.0.0/24", "red", "2026-01-01T00:00:01Z");
+    IPPool plain = pool("c", "10.0.0.0/24", null, "2026-01-01T00:00:01Z");
+    List<IPPool> all = List.of(blue, red, plain);
+
+    assertThat(PoolOverlaps.winnerOver(red, all)).isEmpty();
+    assertThat(PoolOverlaps.winnerOver(plain, all)).isEmpty();
+  }
+
+  @Test
+  void aRefusedPoolBecomesReadyWhenItsWinnerIsGoneButNotWhileItIsBeingDeleted() {
+    IPPool winner = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    IPPool loser = refused(pool("a", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    assertThat(PoolOverlaps.winnerOver(loser, List.of(winner, loser))).contains(winner);
+
+    // Being deleted, the winner's Ready says Terminating; it may still hold addresses.
+    IPPool terminating = deleting(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    assertThat(PoolOverlaps.winnerOver(loser, List.of(terminating, loser))).contains(terminating);
+
+    assertThat(PoolOverlaps.winnerOver(loser, List.of(loser))).isEmpty();
+  }
+
+  @Test
+  void aPoolBeingDeletedDoesNotTakeTheVerdictOfAReadyPool() {
+    IPPool ready = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:01Z"));
+    IPPool older = deleting(pool("a", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+
+    assertThat(PoolOverlaps.winnerOver(ready, List.of(ready, older))).isEmpty();
+  }
+
+  @Test
+  void ofTwoPoolsBothMarkedReadyTheOlderKeepsIt() {
+    IPPool older = ready(pool("a", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+    IPPool newer = ready(pool("b", "10.0.0.0/24", "blue", "2026-01-01T00:00:00Z"));
+
+    assertThat(PoolOverlaps.winnerOver(older, List.of(older, newer))).isEmpty();
+    assertThat(PoolOverlaps.winnerOver(newer, List.of(older, newer))).contains(older);
+  }
+
+  @Test
+  void onlyReadyTrueWithReasonCheckedMarksAPoolReady() {
+    assertThat(PoolOverlaps.markedReady(pool("a", "10.0.0.0/24", null, null))).isFalse();
+    assertThat(PoolOverlaps.markedReady(refused(pool("a", "10.0.0.0/24", null, null)))).isFalse();
+    assertThat(PoolOverlaps.markedReady(ready(pool("a", "10.0.0.0/24", null, null)))).isTrue();
   }
 }

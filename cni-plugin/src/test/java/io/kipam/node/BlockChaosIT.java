@@ -1,0 +1,271 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pods come and go in three namespaces on three nodes while blocks are deleted by hand, a pool is
+ * deleted and created again under its name, and a Node object is deleted and registered again —
+ * with kipam-operator as its own process and real kipam-node daemons. At the end no address is held
+ * twice, every IPAddress lies in a block of its own node that still exists, and once every pod is
+ * gone no block is left closed without a round in progress.
+ */
+@WithControlPlane
+class BlockChaosIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(90);
+  private static final int ROUNDS = 12;
+  private static final int PODS = 8;
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final Random random = new Random(17);
+  private int adds;
+  private int refusedAdds;
+  private int dels;
+  private int blocksDeleted;
+  private int poolsRecreated;
+
+  BlockChaosIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  /** A pool created as an administrator creates it; waits until the operator marks it Ready. */
+  private void createPool(String name, String cidr) {
+    IPPool pool = new IPPool();
+    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
+    pool.setSpec(Cluster.spec(cidr, 28, 0));
+    client.resource(pool).create();
+    await()
+        .atMost(WITHIN)
+        .until(
+            () -> {
+              IPPool p = client.resources(IPPool.class).withName(name).get();
+              return p != null
+                  && p.getStatus() != null
+                  && p.getStatus().getConditions().stream()
+                      .filter(c -> "Ready".equals(c.getType()))
+                      .map(Condition::getStatus)
+                      .anyMatch("True"::equals);
+            });
+  }
+
+  @Test
+  void blocksDeletedByHandPoolsRecreatedAndANodeReRegisteredLeaveNoDuplicateNoStrayNoClosedBlock()
+      throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-block-chaos-it");
+    String steady = Fixtures.uniqueName("steady");
+    String cycled = Fixtures.uniqueName("cycled");
+    List<AutoCloseable> started = new ArrayList<>();
+    try {
+      OperatorProcess operator =
+          new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
+              .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "3600")
+              .withEnv("KIPAM_RELEASE_RETRY_SECONDS", "2")
+              .withEnv("KIPAM_NODE_GONE_GRACE_SECONDS", "20");
+      operator.start();
+      started.add(operator);
+      operator.awaitLeader(WITHIN);
+      createPool(steady, "10.244.0.0/25");
+      createPool(cycled, "10.244.1.0/26");
+      List<String> namespaces = NodeRig.namespaces(client, "chaos");
+      Map<String, String> env =
+          Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
+      List<NodeRig> nodes = new ArrayList<>();
+      for (int n = 0; n < 3; n++) {
+        NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, steady, env);
+        started.add(rig);
+        nodes.add(rig);
+      }
+      // Which pods hold an attachment, per node: pod i of a node uses pool i % 2.
+      List<TreeSet<Integer>> live = new ArrayList<>();
+      nodes.forEach(n -> live.add(new TreeSet<>()));
+
+      for (int round = 0; round < ROUNDS; round++) {
+        for (int n = 0; n < nodes.size(); n++) {
+          churn(nodes.get(n), live.get(n), steady, cycled);
+        }
+        deleteABlockByHand(steady);
+        if (round % 3 == 1) {
+          recreate(cycled, nodes, live, steady);
+        }
+        if (round == 4) {
+          NodeRig away = nodes.get(2);
+          client.nodes().withName(away.node).delete();
+          for (int i = 0; i < PODS; i++) {
+            if (!live.get(2).contains(i)) {
+              CniCall.Outcome refused = away.add(poolOf(i, steady, cycled), i);
+              assertThat(refused.ok()).as("ADD on a node whose Node object is gone").isFalse();
+              refusedAdds++;
+            }
+          }
+          Fixtures.registerNode(client, away.node);
+        }
+      }
+
+      int held = assertNoDuplicateAndNoStray(operator);
+      System.out.printf(
+          "block chaos: %d ADDs (%d refused), %d DELs, %d blocks deleted by hand, pool recreated"
+              + " %d times, one Node deleted and registered again; at the end %d IPAddresses,"
+              + " none held twice, none outside a block of its node%n",
+          adds + refusedAdds, refusedAdds, dels, blocksDeleted, poolsRecreated, held);
+
+      for (int n = 0; n < nodes.size(); n++) {
+        for (int i : List.copyOf(live.get(n))) {
+          del(nodes.get(n), live.get(n), i, steady, cycled);
+        }
+      }
+      await()
+          .atMost(WITHIN)
+          .alias("no block left closed without a round in progress; operator log " + operator.log)
+          .untilAsserted(() -> assertThat(closedBlocks()).isEmpty());
+    } finally {
+      for (AutoCloseable c : started) {
+        c.close();
+      }
+    }
+  }
+
+  private static String poolOf(int pod, String steady, String cycled) {
+    return pod % 2 == 0 ? steady : cycled;
+  }
+
+  /** ADDs for some free pods, DELs for some live ones; failures of ADD are allowed. */
+  private void churn(NodeRig node, TreeSet<Integer> live, String steady, String cycled) {
+    for (int k = 0; k < 6; k++) {
+      int i = random.nextInt(PODS);
+      if (live.contains(i)) {
+        del(node, live, i, steady, cycled);
+      } else if (node.add(poolOf(i, steady, cycled), i).ok()) {
+        live.add(i);
+        adds++;
+      } else {
+        refusedAdds++;
+      }
+    }
+  }
+
+  private void del(NodeRig node, TreeSet<Integer> live, int i, String steady, String cycled) {
+    await().atMost(WITHIN).until(() -> node.del(poolOf(i, steady, cycled), i).ok());
+    live.remove(i);
+    dels++;
+  }
+
+  private void deleteABlockByHand(String pool) {
+    List<IPBlock> blocks =
+        client
+            .resources(IPBlock.class)
+            .withLabel(ApiConstants.LABEL_POOL, pool)
+            .list()
+            .getItems()
+            .stream()
+            .filter(b -> b.getMetadata().getDeletionTimestamp() == null)
+            .toList();
+    if (!blocks.isEmpty()) {
+      client.resource(blocks.get(random.nextInt(blocks.size()))).delete();
+      blocksDeleted++;
+    }
+  }
+
+  /** Releases every attachment of {@code pool}, deletes it, waits until it is gone, creates it. */
+  private void recreate(
+      String pool, List<NodeRig> nodes, List<TreeSet<Integer>> live, String steady) {
+    for (int n = 0; n < nodes.size(); n++) {
+      for (int i : List.copyOf(live.get(n))) {
+        if (poolOf(i, steady, pool).equals(pool)) {
+          del(nodes.get(n), live.get(n), i, steady, pool);
+        }
+      }
+    }
+    client.resources(IPPool.class).withName(pool).delete();
+    await().atMost(WITHIN).until(() -> client.resources(IPPool.class).withName(pool).get() == null);
+    createPool(pool, "10.244.1.0/26");
+    poolsRecreated++;
+  }
+
+  /** Returns how many IPAddresses exist. */
+  private int assertNoDuplicateAndNoStray(OperatorProcess operator) {
+    List<IPAddress> addresses =
+        client.resources(IPAddress.class).inAnyNamespace().list().getItems();
+    Map<String, List<String>> holders = new TreeMap<>();
+    for (IPAddress a : addresses) {
+      holders
+          .computeIfAbsent(
+              a.getSpec().getPool() + "/" + a.getSpec().getIp(), k -> new ArrayList<>())
+          .add(a.getMetadata().getNamespace() + "/" + a.getMetadata().getName());
+    }
+    assertThat(holders.entrySet().stream().filter(e -> e.getValue().size() > 1).toList())
+        .as("addresses held twice")
+        .isEmpty();
+    Map<String, List<IPBlock>> blocks = new HashMap<>();
+    client.resources(IPBlock.class).list().getItems().stream()
+        .forEach(b -> blocks.computeIfAbsent(b.getSpec().getPool(), p -> new ArrayList<>()).add(b));
+    List<String> stray =
+        addresses.stream()
+            .filter(
+                a ->
+                    blocks.getOrDefault(a.getSpec().getPool(), List.of()).stream()
+                        .noneMatch(
+                            b ->
+                                b.getSpec().getNode().equals(a.getSpec().getNode())
+                                    && Cidr.parse(b.getSpec().getCidr())
+                                        .contains(IpAddress.parse(a.getSpec().getIp()))))
+            .map(a -> a.getMetadata().getNamespace() + "/" + a.getMetadata().getName())
+            .collect(Collectors.toList());
+    assertThat(stray)
+        .as("IPAddresses outside a block of their node (operator log %s)", operator.log)
+        .isEmpty();
+    return addresses.size();
+  }
+
+  /**
+   * Blocks closed to allocation: being deleted, or Requested or Ready. With every pod gone, each
+   * round in progress ends within seconds (Ready and released, or cleared), so any block still
+   * closed then is closed with no round that will end.
+   */
+  private List<String> closedBlocks() {
+    return client.resources(IPBlock.class).list().getItems().stream()
+        .filter(
+            b -> {
+              var release = b.getStatus() == null ? null : b.getStatus().getRelease();
+              return b.getMetadata().getDeletionTimestamp() != null
+                  || (release != null && release.getState() != ReleaseState.Refused);
+            })
+        .map(
+            b ->
+                b.getMetadata().getName()
+                    + (b.getStatus() == null || b.getStatus().getRelease() == null
+                        ? ""
+                        : " " + b.getStatus().getRelease().getState()))
+        .toList();
+  }
+}

@@ -85,7 +85,10 @@ public final class NodeDaemon implements AutoCloseable {
     WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
     Allocator allocator =
         new Allocator(
-            ledger, new KubernetesStore(client, watch::poolUid, limiter), new SecureRandom());
+            ledger,
+            new KubernetesStore(client, watch::poolUid, limiter),
+            new SecureRandom(),
+            settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =
         new ReleaseResponder(ledger, blockStatus, clock, settings.releaseAbandonAfter());

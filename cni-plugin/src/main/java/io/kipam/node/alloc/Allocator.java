@@ -37,6 +37,12 @@ public final class Allocator {
 
   private static final Logger log = LoggerFactory.getLogger(Allocator.class);
 
+  /**
+   * How long a write of unknown outcome may still land, unless the daemon is told otherwise: three
+   * times the client's request timeout.
+   */
+  public static final Duration DEFAULT_SETTLE_AFTER = Duration.ofSeconds(30);
+
   /** How many addresses or blocks one request tries itself before it gives up on a pool. */
   static final int ATTEMPTS = 16;
 
@@ -46,13 +52,23 @@ public final class Allocator {
   private final Ledger ledger;
   private final AllocationStore store;
   private final Random random;
+  private final Duration settleAfter;
   private final KeyedLocks<Attachment> attachmentLocks = new KeyedLocks<>();
   private final Map<String, CompletableFuture<Void>> claims = new ConcurrentHashMap<>();
 
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
+    this(ledger, store, random, DEFAULT_SETTLE_AFTER);
+  }
+
+  /**
+   * @param settleAfter how long a write of unknown outcome may still land ({@code
+   *     KIPAM_SETTLE_SECONDS})
+   */
+  public Allocator(Ledger ledger, AllocationStore store, Random random, Duration settleAfter) {
     this.ledger = ledger;
     this.store = store;
     this.random = random;
+    this.settleAfter = settleAfter;
   }
 
   /**
@@ -78,6 +94,9 @@ public final class Allocator {
     try {
       for (PoolView pool : pools) {
         Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
+        if (existing.isEmpty()) {
+          existing = earlierAttempt(pool, request);
+        }
         if (existing.isPresent()) {
           ledger.adopted(existing.get());
           result.add(existing.get());
@@ -101,6 +120,50 @@ public final class Allocator {
       }
       throw e;
     }
+  }
+
+  /**
+   * Settles an earlier ADD of the same attachment whose write had an unknown outcome, before this
+   * one picks an address: a runtime retries at once, often before the node's watch has shown the
+   * object that write created. A fresh read decides. The object is there (that write happened): it
+   * is this attachment's address, returned again. No object, and the write may still land (it is
+   * younger than the settle delay): the runtime is told to try again, since picking another address
+   * now could leave the attachment with two. No object and older than that, or the name held by
+   * someone else: settled, and this ADD allocates as usual.
+   */
+  private Optional<Lease> earlierAttempt(PoolView pool, Request request) {
+    Optional<Ledger.Uncertain> earlier = ledger.uncertainOf(pool.name(), request.attachment());
+    if (earlier.isEmpty()) {
+      return Optional.empty();
+    }
+    Ledger.Uncertain u = earlier.get();
+    Optional<Lease> found = store.readAddress(u.wanted());
+    if (found.isPresent()) {
+      Lease object = found.get();
+      ledger.leaseSeen(object);
+      if (object.attachment().equals(request.attachment())
+          && object.pod().uid().equals(request.pod().uid())) {
+        log.info(
+            "the lost write of {} for {}/{} happened: it is the attachment's address",
+            object.ip(),
+            object.pod().namespace(),
+            object.pod().name());
+        return Optional.of(object);
+      }
+      ledger.settled(u);
+      return Optional.empty();
+    }
+    if (!ledger.uncertainFor(settleAfter).contains(u)) {
+      throw new StoreUnavailableException(
+          "an earlier ADD of this attachment may still be writing address "
+              + u.wanted().ip()
+              + " of pool "
+              + pool.name()
+              + "; try again",
+          null);
+    }
+    ledger.settled(u);
+    return Optional.empty();
   }
 
   private Lease allocateIn(PoolView pool, Request request, List<BlockRef> claimedHere) {

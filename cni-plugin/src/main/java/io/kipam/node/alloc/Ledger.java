@@ -352,6 +352,21 @@ public final class Ledger {
     uncertain.putIfAbsent(wanted.address(), new Uncertain(wanted, clock.instant(), nameTaken));
   }
 
+  /**
+   * This node's write of an address for {@code attachment} in {@code pool} whose outcome is unknown
+   * (an earlier ADD of the attachment whose answer was lost), if any.
+   */
+  public synchronized Optional<Uncertain> uncertainOf(String pool, Attachment attachment) {
+    for (Uncertain u : uncertain.values()) {
+      if (!u.nameTaken()
+          && u.wanted().pool().equals(pool)
+          && u.wanted().attachment().equals(attachment)) {
+        return Optional.of(u);
+      }
+    }
+    return Optional.empty();
+  }
+
   /** The uncertain addresses that have been uncertain for at least {@code age}. */
   public synchronized List<Uncertain> uncertainFor(Duration age) {
     Instant cutoff = clock.instant().minus(age);

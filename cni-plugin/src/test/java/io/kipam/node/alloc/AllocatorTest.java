@@ -437,6 +437,44 @@ class AllocatorTest {
   }
 
   @Test
+  void aRetryBeforeTheWatchShowsTheLostWriteGetsTheSameAddressAndNoSecondOne() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    store.lostAnswers = 1.0;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostAnswers = 0;
+    Lease written = store.addresses.values().iterator().next();
+
+    // The runtime retries at once; the node's watch has not delivered the object yet.
+    Lease retried = add(pool, 0);
+    allocator.settle(Duration.ZERO);
+
+    assertThat(retried.ip()).isEqualTo(written.ip());
+    assertThat(store.addresses.values()).extracting(Lease::ip).containsOnly(written.ip());
+    del("p4", 0);
+    assertThat(store.addresses).isEmpty();
+  }
+
+  @Test
+  void aRetryWhileTheEarlierWriteMayStillLandIsToldToTryAgainUntilItIsSettled() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    store.lostRequests = true;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostRequests = false;
+
+    assertThatThrownBy(() -> add(pool, 0))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("may still be writing");
+    assertThat(store.addresses).isEmpty();
+
+    clock.advance(Allocator.DEFAULT_SETTLE_AFTER);
+    Lease later = add(pool, 0);
+
+    assertThat(store.addresses.values()).containsOnly(later);
+    allocator.settle(Duration.ZERO);
+    assertThat(ledger.sizes().get("uncertain")).isZero();
+  }
+
+  @Test
   void anUnsettledAddressStaysTakenWhileTheApiCannotBeRead() {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
     store.lostAnswers = 1.0;

@@ -31,6 +31,10 @@ final class FakeStore implements AllocationStore {
   volatile boolean failWrites;
   volatile boolean rejectCreates;
   volatile double lostAnswers;
+
+  /** Creates fail with an unknown outcome without happening, as a request lost on its way does. */
+  volatile boolean lostRequests;
+
   volatile boolean claimsTimeOut;
   volatile boolean lostBlockDeletes;
   volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
@@ -66,6 +70,9 @@ final class FakeStore implements AllocationStore {
     maybeFail();
     if (rejectCreates) {
       throw new RequestRejectedException(422, "spec.containerID: Too long (test)");
+    }
+    if (lostRequests) {
+      throw new WriteOutcomeUnknownException("timeout before the create was sent (test)", null);
     }
     Lease created = lease.withObjectUid(UUID.randomUUID().toString());
     boolean written = addresses.putIfAbsent(key(lease), created) == null;

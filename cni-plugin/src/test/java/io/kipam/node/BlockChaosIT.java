@@ -3,8 +3,6 @@ package io.kipam.node;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
@@ -58,24 +56,8 @@ class BlockChaosIT {
     this.client = client;
   }
 
-  /** A pool created as an administrator creates it; waits until the operator marks it Ready. */
   private void createPool(String name, String cidr) {
-    IPPool pool = new IPPool();
-    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
-    pool.setSpec(Cluster.spec(cidr, 28, 0));
-    client.resource(pool).create();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(name).get();
-              return p != null
-                  && p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .filter(c -> "Ready".equals(c.getType()))
-                      .map(Condition::getStatus)
-                      .anyMatch("True"::equals);
-            });
+    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, 28, 0));
   }
 
   @Test

@@ -4,15 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -92,22 +88,8 @@ class BlockLifecycleIT {
 
   /** A pool created as an administrator creates it; the operator marks it Ready. */
   private String pool(String cidr, int blockSize, int reuseDelaySeconds) {
-    IPPoolSpec spec = Cluster.spec(cidr, blockSize, reuseDelaySeconds);
-    IPPool pool = new IPPool();
-    pool.setMetadata(new ObjectMetaBuilder().withName(Fixtures.uniqueName("life")).build());
-    pool.setSpec(spec);
-    String name = client.resource(pool).create().getMetadata().getName();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(name).get();
-              return p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .filter(c -> "Ready".equals(c.getType()))
-                      .map(Condition::getStatus)
-                      .anyMatch("True"::equals);
-            });
+    String name = Fixtures.uniqueName("life");
+    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, blockSize, reuseDelaySeconds));
     return name;
   }
 

@@ -41,6 +41,27 @@ final class Cluster {
     return client.resource(created).updateStatus();
   }
 
+  /**
+   * Creates a pool as an administrator does, with no status, and waits until kipam-operator (which
+   * the test runs) has marked it Ready.
+   */
+  static void poolReadiedByOperator(KubernetesClient client, String name, IPPoolSpec spec) {
+    IPPool pool = new IPPool();
+    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
+    pool.setSpec(spec);
+    client.resource(pool).create();
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(90))
+        .until(
+            () -> {
+              IPPool p = client.resources(IPPool.class).withName(name).get();
+              return p != null
+                  && p.getStatus() != null
+                  && p.getStatus().getConditions().stream()
+                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+            });
+  }
+
   static IPPoolSpec spec(String cidr, int blockSize, int reuseDelaySeconds) {
     IPPoolSpec spec = new IPPoolSpec();
     spec.setCidr(cidr);

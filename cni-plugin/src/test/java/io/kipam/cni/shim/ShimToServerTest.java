@@ -71,4 +71,37 @@ class ShimToServerTest {
     }
     assertThat(socket).doesNotExist();
   }
+
+  @Test
+  void theNativeBinaryAgreesWithTheRealServerToo() throws Exception {
+    Path socket = dir.resolve("run/kipam.sock");
+    AtomicReference<Map<String, String>> seenEnv = new AtomicReference<>();
+    AtomicReference<String> seenStdin = new AtomicReference<>();
+    CniEndpoint endpoint =
+        (env, stdin) -> {
+          seenEnv.set(new HashMap<>(env));
+          seenStdin.set(new String(stdin, StandardCharsets.UTF_8));
+          return new CniEndpoint.Answer(
+              0, "{\"cniVersion\":\"1.1.0\",\"ips\":[]}".getBytes(StandardCharsets.UTF_8));
+        };
+    try (NodeServer server =
+        new NodeServer(socket, endpoint, () -> true, new PrometheusRegistry())) {
+      server.start();
+      String config =
+          "{\"cniVersion\":\"1.1.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":\"" + socket + "\"}}";
+
+      NativeKipam.Result result =
+          NativeKipam.run(
+              NativeKipam.BINARY,
+              Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc", "HOME", "/home/tester"),
+              config.getBytes(StandardCharsets.UTF_8));
+
+      assertThat(result.exit()).isZero();
+      assertThat(result.stdout()).isEqualTo("{\"cniVersion\":\"1.1.0\",\"ips\":[]}");
+      assertThat(seenEnv.get())
+          .containsExactlyInAnyOrderEntriesOf(
+              Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc"));
+      assertThat(seenStdin.get()).isEqualTo(config);
+    }
+  }
 }

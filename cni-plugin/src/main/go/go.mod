@@ -1,0 +1,3 @@
+module kipam.io/cni-plugin/kipam
+
+go 1.26

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -34,9 +35,26 @@ func post(socket, path string, body []byte, timeout int64) (*response, error) {
 	return answer, err
 }
 
+// dial connects to the socket by the deadline. A full accept queue (a burst of calls the daemon has
+// not accepted yet) makes connect fail at once with EAGAIN on a unix socket, where TCP would wait;
+// that is retried, as the Java executable's blocking connect waits, until the deadline.
+func dial(socket string, deadline time.Time) (net.Conn, error) {
+	pause := time.Millisecond
+	for {
+		dialer := net.Dialer{Deadline: deadline}
+		conn, err := dialer.Dial("unix", socket)
+		if err == nil || !errors.Is(err, syscall.EAGAIN) || !time.Now().Add(pause).Before(deadline) {
+			return conn, err
+		}
+		time.Sleep(pause)
+		if pause < 50*time.Millisecond {
+			pause *= 2
+		}
+	}
+}
+
 func exchange(socket, path string, body []byte, deadline time.Time) (*response, error) {
-	dialer := net.Dialer{Deadline: deadline}
-	conn, err := dialer.Dial("unix", socket)
+	conn, err := dial(socket, deadline)
 	if err != nil {
 		return nil, err
 	}

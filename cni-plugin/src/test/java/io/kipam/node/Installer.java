@@ -15,24 +15,47 @@ final class Installer {
 
   private Installer() {}
 
+  /**
+   * Installs the Java version of kipam (the build's {@code *-shim.jar}, a launcher running this
+   * JVM, and its class-data-sharing archive), as install-kipam.sh does when given the jar.
+   */
+  static Path installShim(Path binDir, Path socket) throws IOException, InterruptedException {
+    Path jar;
+    try (var jars = java.nio.file.Files.list(Path.of("target"))) {
+      jar =
+          jars.filter(f -> f.getFileName().toString().endsWith("-shim.jar"))
+              .findFirst()
+              .orElseThrow(
+                  () -> new IllegalStateException("no *-shim.jar: build the module first"));
+    }
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    run(jar.toString(), binDir, java, socket);
+    return binDir.resolve("kipam");
+  }
+
   /** Installs kipam so that configurations naming no socket reach {@code socket}. */
   static Path install(Path binDir, Path socket) throws IOException, InterruptedException {
     if (!NATIVE_KIPAM.toFile().canExecute()) {
       throw new IllegalStateException(NATIVE_KIPAM + " is missing: build the module first");
     }
+    run(NATIVE_KIPAM.toString(), binDir, "", socket);
+    return binDir.resolve("kipam");
+  }
+
+  private static void run(String kipam, Path binDir, String java, Path socket)
+      throws IOException, InterruptedException {
     Process install =
         new ProcessBuilder(
                 "sh",
                 "src/main/dist/install-kipam.sh",
-                NATIVE_KIPAM.toString(),
+                kipam,
                 binDir.toString(),
-                "",
+                java,
                 socket.toString())
             .inheritIO()
             .start();
     if (!install.waitFor(120, TimeUnit.SECONDS) || install.exitValue() != 0) {
       throw new IllegalStateException("install-kipam.sh failed");
     }
-    return binDir.resolve("kipam");
   }
 }

@@ -14,7 +14,12 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -38,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * however they are framed, they are read without holding a thread while the client is slow, and a
  * connection silent for the idle timeout is closed, so a few stuck clients cannot keep CNI calls or
  * health checks waiting.
+ *
+ * <p>Calls that keep the daemon busy cost the client nothing either: the idle timeout applies only
+ * while the server waits for the client, never while a call it has read is queued or running. CNI
+ * calls run on threads of their own, not on the server's, so a burst of slow calls never leaves the
+ * server without a thread to read the next request (whose connection would then look idle and be
+ * closed unanswered); calls beyond {@link #CNI_THREADS} wait their turn, bounded only by the
+ * caller's own deadline.
  */
 public final class NodeServer implements AutoCloseable {
 
@@ -53,11 +65,22 @@ public final class NodeServer implements AutoCloseable {
   /**
    * How long a connection may stay silent (a client that stops in the middle of its request, or
    * holds a connection it does not use) before the server closes it. The executable sends its whole
-   * call at once, so a few seconds are plenty.
+   * call at once, so a few seconds are plenty. Time the daemon spends on a call it has read does
+   * not count: the executable's own deadline bounds that.
    */
   public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(5);
 
+  /** CNI calls running at once; they mostly wait on the API server, so more than the cores. */
+  static final int CNI_THREADS = 64;
+
+  /**
+   * Connections the kernel holds for the server before it accepts them: a burst of pods started at
+   * once on a busy node must not meet a full queue (the JDK's default is 50).
+   */
+  static final int ACCEPT_QUEUE = 1024;
+
   private final Server server;
+  private final ThreadPoolExecutor cniThreads;
   private final Path socket;
 
   public NodeServer(
@@ -78,8 +101,28 @@ public final class NodeServer implements AutoCloseable {
     UnixDomainServerConnector connector = new UnixDomainServerConnector(server);
     connector.setUnixDomainPath(socket);
     connector.setIdleTimeout(idleTimeout.toMillis());
+    connector.setAcceptQueueSize(ACCEPT_QUEUE);
     server.addConnector(connector);
-    server.setHandler(new Routes(cni, ready, registry));
+    cniThreads = cniThreads();
+    server.setHandler(new Routes(cni, cniThreads, ready, registry));
+  }
+
+  private static ThreadPoolExecutor cniThreads() {
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            CNI_THREADS,
+            CNI_THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            work -> {
+              Thread thread = new Thread(work, "kipam-node-cni-" + count.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   public void start() throws Exception {
@@ -94,16 +137,20 @@ public final class NodeServer implements AutoCloseable {
   @Override
   public void close() throws Exception {
     server.stop();
+    cniThreads.shutdownNow();
     Files.deleteIfExists(socket);
   }
 
   private static final class Routes extends Handler.Abstract {
     private final CniEndpoint cni;
+    private final Executor cniThreads;
     private final BooleanSupplier ready;
     private final PrometheusRegistry registry;
 
-    Routes(CniEndpoint cni, BooleanSupplier ready, PrometheusRegistry registry) {
+    Routes(
+        CniEndpoint cni, Executor cniThreads, BooleanSupplier ready, PrometheusRegistry registry) {
       this.cni = cni;
+      this.cniThreads = cniThreads;
       this.ready = ready;
       this.registry = registry;
     }
@@ -133,7 +180,8 @@ public final class NodeServer implements AutoCloseable {
 
     /**
      * Reads the envelope without holding a thread (see {@link BoundedBody}), then makes the CNI
-     * call on a pool thread: it may wait on the API server, and must never do so on a selector.
+     * call on a CNI thread: it may wait on the API server, and must never do so on a selector, nor
+     * take the threads the server needs to read other requests.
      */
     private void cni(Request request, Response response, Callback callback) {
       if (!"POST".equals(request.getMethod())) {
@@ -151,7 +199,7 @@ public final class NodeServer implements AutoCloseable {
             @Override
             public void complete(byte[] body) {
               try {
-                request.getComponents().getExecutor().execute(() -> call(body, response, callback));
+                cniThreads.execute(() -> call(body, response, callback));
               } catch (RuntimeException e) {
                 callback.failed(e);
               }

@@ -194,6 +194,45 @@ class NodeServerTest {
     assertThat(cni.join()).startsWith("HTTP/1.1 200 ").containsIgnoringCase("kipam-exit-code: 0");
   }
 
+  @Test
+  void everyCallOfABurstLargerThanTheServersThreadsIsAnsweredThoughItOutlastsTheIdleTimeout()
+      throws Exception {
+    Duration idle = Duration.ofMillis(300);
+    // Which connections wait past the idle timeout depends on thread scheduling, so a few bursts.
+    for (int round = 0; round < 8; round++) {
+      CountDownLatch finish = new CountDownLatch(1);
+      AtomicInteger entered = new AtomicInteger();
+      cniCalls.set(0);
+      start(
+          idle,
+          (env, stdin) -> {
+            entered.incrementAndGet();
+            try {
+              finish.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return endpoint.handle(env, stdin);
+          });
+      List<CompletableFuture<String>> calls = new ArrayList<>();
+      for (int i = 0; i < 150; i++) {
+        calls.add(async(() -> exchange(cniRequest())));
+      }
+      // The daemon works on the burst for several idle timeouts before it answers any of it.
+      await().atMost(PROMPTLY).until(() -> entered.get() >= 50);
+      Thread.sleep(idle.multipliedBy(4).toMillis());
+      finish.countDown();
+
+      await().atMost(PROMPTLY).until(() -> calls.stream().allMatch(CompletableFuture::isDone));
+      long unanswered = calls.stream().filter(c -> !c.join().startsWith("HTTP/1.1 200 ")).count();
+      System.out.printf("round %d: %d of %d calls unanswered%n", round, unanswered, calls.size());
+      assertThat(unanswered).as("calls closed without an answer").isZero();
+      assertThat(cniCalls).hasValue(calls.size());
+      server.close();
+      server = null;
+    }
+  }
+
   private SocketChannel connect() throws IOException {
     SocketChannel client = SocketChannel.open(StandardProtocolFamily.UNIX);
     clients.add(client);

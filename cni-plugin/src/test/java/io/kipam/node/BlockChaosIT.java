@@ -29,11 +29,13 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pods come and go in three namespaces on three nodes while blocks are deleted by hand, a pool is
- * deleted and created again under its name, and a Node object is deleted and registered again —
- * with kipam-operator as its own process and real kipam-node daemons. At the end no address is held
- * twice, every IPAddress lies in a block of its own node that still exists, and once every pod is
- * gone no block is left closed without a round in progress.
+ * Pods come and go in three namespaces on several nodes, with kipam-operator as its own process and
+ * real kipam-node daemons, while things go wrong: blocks are deleted by hand, a pool is deleted and
+ * created again under its name, a Node object is deleted and registered again; or the operator and
+ * a daemon are SIGKILLed and started again while the operator releases idle blocks. At the end no
+ * address is held twice, every IPAddress lies in a block of its own node that still exists, every
+ * live attachment has exactly one IPAddress and no other is left, and once every pod is gone no
+ * block is left closed without a round in progress.
  */
 @WithControlPlane
 class BlockChaosIT {
@@ -135,6 +137,81 @@ class BlockChaosIT {
         c.close();
       }
     }
+  }
+
+  @Test
+  void churnWithTheOperatorAndADaemonSigkilledLeavesNoDuplicateNoLeakNoStray() throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-kill-churn-it");
+    String pool = Fixtures.uniqueName("killed");
+    List<AutoCloseable> started = new ArrayList<>();
+    try {
+      // Idle blocks are asked for after 2 s, so releases run all through the churn.
+      OperatorProcess operator =
+          new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
+              .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2")
+              .withEnv("KIPAM_RELEASE_RETRY_SECONDS", "2");
+      operator.start();
+      started.add(operator);
+      operator.awaitLeader(WITHIN);
+      createPool(pool, "10.243.0.0/25");
+      List<String> namespaces = NodeRig.namespaces(client, "killed");
+      Map<String, String> env =
+          Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
+      List<NodeRig> nodes = new ArrayList<>();
+      for (int n = 0; n < 4; n++) {
+        NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
+        started.add(rig);
+        nodes.add(rig);
+      }
+      List<TreeSet<Integer>> live = new ArrayList<>();
+      nodes.forEach(n -> live.add(new TreeSet<>()));
+
+      for (int round = 0; round < ROUNDS; round++) {
+        for (int n = 0; n < nodes.size(); n++) {
+          churn(nodes.get(n), live.get(n), pool, pool);
+        }
+        if (round == 3 || round == 8) {
+          operator.kill();
+          operator.restart();
+        }
+        if (round == 5 || round == 10) {
+          nodes.get(1).restart(); // SIGKILL, start again, wait until ready
+        }
+      }
+      operator.awaitLeader(WITHIN);
+
+      int held = assertNoDuplicateAndNoStray(operator);
+      assertNoLeak(nodes, live, namespaces);
+      System.out.printf(
+          "kill churn: %d ADDs (%d refused), %d DELs on 4 nodes, operator SIGKILLed twice, one"
+              + " daemon SIGKILLed twice; at the end %d IPAddresses, one per live attachment,"
+              + " none held twice, none outside a block of its node%n",
+          adds + refusedAdds, refusedAdds, dels, held);
+    } finally {
+      for (AutoCloseable c : started) {
+        c.close();
+      }
+    }
+  }
+
+  /** Exactly one IPAddress per live attachment, and none for an attachment deleted. */
+  private void assertNoLeak(
+      List<NodeRig> nodes, List<TreeSet<Integer>> live, List<String> namespaces) {
+    List<String> expected = new ArrayList<>();
+    for (int n = 0; n < nodes.size(); n++) {
+      for (int i : live.get(n)) {
+        expected.add(namespaces.get(i % 3) + "/" + nodes.get(n).node + "-pod-" + i);
+      }
+    }
+    List<String> actual =
+        client.resources(IPAddress.class).inAnyNamespace().list().getItems().stream()
+            .filter(a -> namespaces.contains(a.getMetadata().getNamespace()))
+            .map(a -> a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName())
+            .toList();
+    assertThat(actual)
+        .as("IPAddresses of live attachments")
+        .containsExactlyInAnyOrderElementsOf(expected);
   }
 
   private static String poolOf(int pod, String steady, String cycled) {

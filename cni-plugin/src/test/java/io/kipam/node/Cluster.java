@@ -43,9 +43,14 @@ final class Cluster {
 
   /**
    * Creates a pool as an administrator does, with no status, and waits until kipam-operator (which
-   * the test runs) has marked it Ready.
+   * the test runs) has marked it Ready. A pool without a network gets one of its own: the ITs of a
+   * module share one control plane, and a pool of another test that overlaps it must not make the
+   * operator refuse it.
    */
   static void poolReadiedByOperator(KubernetesClient client, String name, IPPoolSpec spec) {
+    if (spec.getNetwork() == null) {
+      spec.setNetwork(io.kipam.testing.Fixtures.uniqueName("net"));
+    }
     IPPool pool = new IPPool();
     pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
     pool.setSpec(spec);

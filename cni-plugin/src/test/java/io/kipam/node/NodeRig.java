@@ -74,8 +74,22 @@ final class NodeRig implements AutoCloseable {
         Fixtures.namespace(client, prefix + "-q2"));
   }
 
+  /**
+   * ADD for pod {@code i}. A pool made Ready a moment ago may not have reached the daemon's pool
+   * watch yet (code 101, "not Ready"): that answer is retried for a few seconds, as a runtime
+   * retries a failed sandbox.
+   */
   CniCall.Outcome add(String pool, int i) {
-    return call("ADD", pool, i);
+    return org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .pollDelay(java.time.Duration.ZERO)
+        .pollInterval(java.time.Duration.ofMillis(200))
+        .until(
+            () -> call("ADD", pool, i),
+            o ->
+                o.ok()
+                    || !(o.stdout().contains("\"code\":101")
+                        && o.stdout().contains("is not Ready")));
   }
 
   CniCall.Outcome del(String pool, int i) {

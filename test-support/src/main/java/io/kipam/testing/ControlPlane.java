@@ -63,15 +63,37 @@ public final class ControlPlane implements AutoCloseable {
   private final int etcdClientPort;
   private KubernetesClient client;
 
-  /** The control plane of this JVM, started on first use and stopped when the JVM exits. */
+  /**
+   * The control plane of this JVM, started on first use and stopped when the JVM exits. Ports are
+   * chosen free and bound a moment later by another process; an outgoing connection may take one as
+   * its local port meanwhile. A start that failed only because a port was taken is tried again with
+   * fresh ports, at most three times.
+   */
   public static synchronized ControlPlane shared() {
-    if (shared == null) {
+    for (int attempt = 1; shared == null; attempt++) {
       ControlPlane started = new ControlPlane(ControlPlaneBinaries.directory());
+      try {
+        started.start();
+      } catch (IllegalStateException e) {
+        if (attempt >= 3 || !portTaken(e)) {
+          throw e;
+        }
+        log.warn("a port of the control plane was taken before it bound it; starting again");
+        continue;
+      }
       Runtime.getRuntime().addShutdownHook(new Thread(started::close, "control-plane-stop"));
-      started.start();
       shared = started;
     }
     return shared;
+  }
+
+  private static boolean portTaken(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getMessage() != null && t.getMessage().contains("address already in use")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   ControlPlane(Path binaries) {

@@ -26,6 +26,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,7 +47,12 @@ class BlockChaosIT {
 
   private final ControlPlane controlPlane;
   private final KubernetesClient client;
+  private static final Map<String, String> DAEMON =
+      Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
+
   private final Random random = new Random(17);
+  private final List<AutoCloseable> started = new ArrayList<>();
+  private Path dir;
   private int adds;
   private int refusedAdds;
   private int dels;
@@ -58,6 +64,40 @@ class BlockChaosIT {
     this.client = client;
   }
 
+  @BeforeEach
+  void setUp() throws Exception {
+    KipamCrds.install(client);
+    dir = Files.createTempDirectory("kipam-block-chaos-it");
+  }
+
+  private void stopAll() throws Exception {
+    for (AutoCloseable c : started) {
+      c.close();
+    }
+    started.clear();
+  }
+
+  /** kipam-operator as its own process with {@code env}, once it leads. */
+  private OperatorProcess operator(Map<String, String> env) throws Exception {
+    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
+    env.forEach(operator::withEnv);
+    operator.start();
+    started.add(operator);
+    operator.awaitLeader(WITHIN);
+    return operator;
+  }
+
+  /** {@code count} registered nodes, each with its kipam-node process, ready. */
+  private List<NodeRig> nodes(int count, List<String> namespaces, String pool) throws Exception {
+    List<NodeRig> nodes = new ArrayList<>();
+    for (int n = 0; n < count; n++) {
+      NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, DAEMON);
+      started.add(rig);
+      nodes.add(rig);
+    }
+    return nodes;
+  }
+
   private void createPool(String name, String cidr) {
     Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, 28, 0));
   }
@@ -65,31 +105,19 @@ class BlockChaosIT {
   @Test
   void blocksDeletedByHandPoolsRecreatedAndANodeReRegisteredLeaveNoDuplicateNoStrayNoClosedBlock()
       throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-block-chaos-it");
     String steady = Fixtures.uniqueName("steady");
     String cycled = Fixtures.uniqueName("cycled");
-    List<AutoCloseable> started = new ArrayList<>();
     try {
       OperatorProcess operator =
-          new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
-              .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "3600")
-              .withEnv("KIPAM_RELEASE_RETRY_SECONDS", "2")
-              .withEnv("KIPAM_NODE_GONE_GRACE_SECONDS", "20");
-      operator.start();
-      started.add(operator);
-      operator.awaitLeader(WITHIN);
+          operator(
+              Map.of(
+                  "KIPAM_BLOCK_IDLE_SECONDS", "3600",
+                  "KIPAM_RELEASE_RETRY_SECONDS", "2",
+                  "KIPAM_NODE_GONE_GRACE_SECONDS", "20"));
       createPool(steady, "10.244.0.0/25");
       createPool(cycled, "10.244.1.0/26");
       List<String> namespaces = NodeRig.namespaces(client, "chaos");
-      Map<String, String> env =
-          Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
-      List<NodeRig> nodes = new ArrayList<>();
-      for (int n = 0; n < 3; n++) {
-        NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, steady, env);
-        started.add(rig);
-        nodes.add(rig);
-      }
+      List<NodeRig> nodes = nodes(3, namespaces, steady);
       // Which pods hold an attachment, per node: pod i of a node uses pool i % 2.
       List<TreeSet<Integer>> live = new ArrayList<>();
       nodes.forEach(n -> live.add(new TreeSet<>()));
@@ -133,37 +161,20 @@ class BlockChaosIT {
           .alias("no block left closed without a round in progress; operator log " + operator.log)
           .untilAsserted(() -> assertThat(closedBlocks(List.of(steady, cycled))).isEmpty());
     } finally {
-      for (AutoCloseable c : started) {
-        c.close();
-      }
+      stopAll();
     }
   }
 
   @Test
   void churnWithTheOperatorAndADaemonSigkilledLeavesNoDuplicateNoLeakNoStray() throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-kill-churn-it");
     String pool = Fixtures.uniqueName("killed");
-    List<AutoCloseable> started = new ArrayList<>();
     try {
       // Idle blocks are asked for after 2 s, so releases run all through the churn.
       OperatorProcess operator =
-          new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
-              .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2")
-              .withEnv("KIPAM_RELEASE_RETRY_SECONDS", "2");
-      operator.start();
-      started.add(operator);
-      operator.awaitLeader(WITHIN);
+          operator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "2", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
       createPool(pool, "10.243.0.0/25");
       List<String> namespaces = NodeRig.namespaces(client, "killed");
-      Map<String, String> env =
-          Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
-      List<NodeRig> nodes = new ArrayList<>();
-      for (int n = 0; n < 4; n++) {
-        NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
-        started.add(rig);
-        nodes.add(rig);
-      }
+      List<NodeRig> nodes = nodes(4, namespaces, pool);
       List<TreeSet<Integer>> live = new ArrayList<>();
       nodes.forEach(n -> live.add(new TreeSet<>()));
 
@@ -189,9 +200,7 @@ class BlockChaosIT {
               + " none held twice, none outside a block of its node%n",
           adds + refusedAdds, refusedAdds, dels, held);
     } finally {
-      for (AutoCloseable c : started) {
-        c.close();
-      }
+      stopAll();
     }
   }
 

@@ -100,6 +100,16 @@ class BlockLifecycleIT {
         .until(() -> kipam.block(block) != null);
   }
 
+  private void awaitBothGone(String block, IPPool pool) {
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(kipam.block(block)).isNull();
+              assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
+            });
+  }
+
   @Test
   void aBlockDeletedByHandWithALiveAddressStaysUntilItsNodeGivesItBack() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
@@ -158,13 +168,7 @@ class BlockLifecycleIT {
     kipam.reportAllocated(name, 0);
     kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN);
 
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () -> {
-              assertThat(kipam.block(name)).isNull();
-              assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
-            });
+    awaitBothGone(name, pool);
   }
 
   @Test
@@ -185,13 +189,7 @@ class BlockLifecycleIT {
 
     kipam.answer(name, ReleaseState.Ready, "empty");
 
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () -> {
-              assertThat(kipam.block(name)).isNull();
-              assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
-            });
+    awaitBothGone(name, pool);
   }
 
   @Test

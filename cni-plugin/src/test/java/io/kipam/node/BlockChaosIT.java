@@ -80,11 +80,8 @@ class BlockChaosIT {
   /** kipam-operator as its own process with {@code env}, once it leads. */
   private OperatorProcess operator(Map<String, String> env) throws Exception {
     OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    env.forEach(operator::withEnv);
-    operator.start();
     started.add(operator);
-    operator.awaitLeader(WITHIN);
-    return operator;
+    return operator.startLeading(env, WITHIN);
   }
 
   /** {@code count} registered nodes, each with its kipam-node process, ready. */

@@ -73,11 +73,8 @@ class BlockLifecycleIT {
 
   private OperatorProcess operator(Map<String, String> env) throws Exception {
     OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    env.forEach(operator::withEnv);
-    operator.start();
     started.add(operator);
-    operator.awaitLeader(WITHIN);
-    return operator;
+    return operator.startLeading(env, WITHIN);
   }
 
   private NodeRig node(String pool) throws Exception {

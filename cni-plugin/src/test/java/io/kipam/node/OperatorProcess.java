@@ -90,6 +90,14 @@ final class OperatorProcess extends JvmProcess<OperatorProcess> {
     return start();
   }
 
+  /** Starts the operator with {@code env} added to its environment and waits until it leads. */
+  OperatorProcess startLeading(Map<String, String> env, Duration timeout) {
+    env.forEach(this::withEnv);
+    start();
+    awaitLeader(timeout);
+    return this;
+  }
+
   /** Waits until this operator holds its Lease, and returns the Lease as it was then. */
   Lease awaitLeader(Duration timeout) {
     AtomicReference<Lease> held = new AtomicReference<>();

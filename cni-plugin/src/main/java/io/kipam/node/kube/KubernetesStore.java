@@ -113,12 +113,13 @@ public final class KubernetesStore implements AllocationStore {
   @Override
   public void releaseBlock(String pool, Cidr block, String uid) {
     String name = ResourceNames.blockName(pool, block);
-    delete(
-        "/apis/" + ApiConstants.API_VERSION + "/ipblocks/" + encode(name),
-        uid,
-        "delete IPBlock " + name);
+    Optional<String> answer =
+        delete(
+            "/apis/" + ApiConstants.API_VERSION + "/ipblocks/" + encode(name),
+            uid,
+            "delete IPBlock " + name);
     try {
-      removeProtection(name, uid);
+      removeProtection(name, uid, answer.flatMap(KubernetesStore::blockIn).orElse(null));
     } catch (RuntimeException e) {
       // The block is being deleted, so closed for good: the caller keeps it retired and tries
       // again, never opens it.
@@ -127,17 +128,32 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
+  /** The IPBlock a delete answered with (the object its finalizer keeps), if that is what it is. */
+  private static Optional<IPBlock> blockIn(String answer) {
+    try {
+      Map<?, ?> object = Serialization.unmarshal(answer, Map.class);
+      return IPBlock.KIND.equals(object.get("kind"))
+          ? Optional.of(Serialization.unmarshal(answer, IPBlock.class))
+          : Optional.empty();
+    } catch (RuntimeException unreadable) {
+      return Optional.empty(); // read afresh instead
+    }
+  }
+
   /**
    * Removes this node's finalizer from the block object {@code uid} once it is being deleted: a
-   * fresh read, then a patch with its resourceVersion, tried again on a conflict.
+   * patch with the resourceVersion of {@code deleted} (the delete's answer) or, without it or after
+   * a conflict, of a fresh read.
    */
-  private void removeProtection(String name, String uid) {
+  private void removeProtection(String name, String uid, IPBlock deleted) {
+    IPBlock fresh = deleted;
     for (int attempt = 0; attempt < 5; attempt++) {
-      IPBlock fresh;
-      try {
-        fresh = client.resources(IPBlock.class).withName(name).get();
-      } catch (KubernetesClientException e) {
-        throw translate("read IPBlock " + name, e, false);
+      if (fresh == null) {
+        try {
+          fresh = client.resources(IPBlock.class).withName(name).get();
+        } catch (KubernetesClientException e) {
+          throw translate("read IPBlock " + name, e, false);
+        }
       }
       if (fresh == null
           || !uid.equals(fresh.getMetadata().getUid())
@@ -169,6 +185,7 @@ public final class KubernetesStore implements AllocationStore {
         if (e.getCode() != 409) {
           throw translate("remove the finalizer of IPBlock " + name, e, false);
         }
+        fresh = null;
       }
     }
     throw new StoreUnavailableException(
@@ -256,9 +273,9 @@ public final class KubernetesStore implements AllocationStore {
    * A delete with a UID precondition. fabric8 offers a resourceVersion precondition on delete but
    * not a UID one, and the UID is what tells "the object this node created" from "an object of the
    * same name made since". 404 (gone already) and 409 (the name is another object's now, not ours
-   * to delete) are success.
+   * to delete) are success. Returns the API server's answer to a delete it carried out.
    */
-  private void delete(String path, String uid, String what) {
+  private Optional<String> delete(String path, String uid, String what) {
     DeleteOptions options = new DeleteOptions();
     options.setPreconditions(new Preconditions(null, uid));
     String url = client.getMasterUrl().toString().replaceAll("/$", "") + path;
@@ -284,8 +301,11 @@ public final class KubernetesStore implements AllocationStore {
       throw new StoreUnavailableException("cannot reach the API server to " + what, e);
     }
     int code = response.code();
-    if (code / 100 == 2 || code == 404 || code == 409) {
-      return;
+    if (code / 100 == 2) {
+      return Optional.ofNullable(response.body());
+    }
+    if (code == 404 || code == 409) {
+      return Optional.empty();
     }
     if (code == 429 || code >= 500) {
       throw new StoreUnavailableException(what + ": HTTP " + code, null);

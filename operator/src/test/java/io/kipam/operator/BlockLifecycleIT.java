@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -152,6 +153,7 @@ class BlockLifecycleIT {
         kipam.allocate(Fixtures.namespace(client, "foreground"), block, Kipam.addressIn(block, 2));
     kipam.reportAllocated(name, 1);
 
+    awaitGarbageCollectorKnowsPools();
     client
         .resources(IPPool.class)
         .withName(pool.getMetadata().getName())
@@ -169,6 +171,37 @@ class BlockLifecycleIT {
     kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN);
 
     awaitBothGone(name, pool);
+  }
+
+  /**
+   * The garbage collector learns of resource types that appear after it started (the CRDs) only at
+   * its next discovery, every 30 s; until then it cannot act on a pool's dependents. A ConfigMap
+   * owned by a pool that does not exist is collected only once it can.
+   */
+  private void awaitGarbageCollectorKnowsPools() {
+    String namespace = Fixtures.namespace(client, "gc-probe");
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("owned-by-a-missing-pool")
+                .addNewOwnerReference()
+                .withApiVersion(ApiConstants.API_VERSION)
+                .withKind(IPPool.KIND)
+                .withName(Fixtures.uniqueName("missing"))
+                .withUid(java.util.UUID.randomUUID().toString())
+                .endOwnerReference()
+                .endMetadata()
+                .build())
+        .create();
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(
+            () ->
+                client.configMaps().inNamespace(namespace).withName("owned-by-a-missing-pool").get()
+                    == null);
   }
 
   @Test

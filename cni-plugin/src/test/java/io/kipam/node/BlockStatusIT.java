@@ -19,10 +19,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kipam-node keeps its blocks' status.allocated current, coalesced, on the real API server. */
 @WithControlPlane
 class BlockStatusIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static NodeRig rig;
   private static String pool;
@@ -37,7 +41,7 @@ class BlockStatusIT {
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
     pool = Fixtures.uniqueName("status");
-    Cluster.readyPool(client, pool, Cluster.spec("10.246.0.0/24", 26, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.246.0.0/24", 26, 0));
     rig =
         NodeRig.start(
             controlPlane,
@@ -96,7 +100,7 @@ class BlockStatusIT {
   @Test
   void aCountChangedByHandIsPutRightWithinSeconds() {
     String other = Fixtures.uniqueName("status");
-    Cluster.readyPool(client, other, Cluster.spec("10.246.1.0/24", 26, 0));
+    Cluster.poolReadiedByOperator(client, other, Cluster.spec("10.246.1.0/24", 26, 0));
     String ip = rig.add(other, 100).ip();
     String block = rig.blockOf(other, ip).orElseThrow().getMetadata().getName();
     await()

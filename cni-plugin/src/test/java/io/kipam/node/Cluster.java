@@ -18,7 +18,9 @@ final class Cluster {
 
   /**
    * Creates a pool and marks it Ready for its generation, as kipam-operator does once it has
-   * checked the pool, for tests that do not run the operator ({@link OperatorProcess} does).
+   * checked the pool. Only for protocol tests that play the operator's half of the handshake
+   * themselves ({@code ReleaseProtocolWithPlayedOperatorIT}); a running operator would act on the
+   * answers the test provokes.
    */
   static IPPool readyPool(KubernetesClient client, String name, IPPoolSpec spec) {
     IPPool pool = new IPPool();
@@ -43,19 +45,37 @@ final class Cluster {
 
   /**
    * Creates a pool as an administrator does, with no status, and waits until kipam-operator (which
-   * the test runs) has marked it Ready. A pool without a network gets one of its own: the ITs of a
-   * module share one control plane, and a pool of another test that overlaps it must not make the
-   * operator refuse it.
+   * the test runs, see {@link OperatorPerClass}) has marked it Ready. A pool without a network gets
+   * one of its own: the ITs of a module share one control plane, and a pool of another test that
+   * overlaps it must not make the operator refuse it.
    */
   static void poolReadiedByOperator(KubernetesClient client, String name, IPPoolSpec spec) {
     if (spec.getNetwork() == null) {
       spec.setNetwork(io.kipam.testing.Fixtures.uniqueName("net"));
     }
+    create(client, name, spec);
+    awaitReadyCondition(client, name, "True");
+  }
+
+  /**
+   * Creates a pool the running operator refuses (one that overlaps another of its network, say) and
+   * waits until its {@code Ready} condition says {@code False}.
+   */
+  static void poolRefusedByOperator(KubernetesClient client, String name, IPPoolSpec spec) {
+    create(client, name, spec);
+    awaitReadyCondition(client, name, "False");
+  }
+
+  private static void create(KubernetesClient client, String name, IPPoolSpec spec) {
     IPPool pool = new IPPool();
     pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
     pool.setSpec(spec);
     client.resource(pool).create();
+  }
+
+  private static void awaitReadyCondition(KubernetesClient client, String name, String status) {
     org.awaitility.Awaitility.await()
+        .alias("pool " + name + " Ready=" + status)
         .atMost(java.time.Duration.ofSeconds(90))
         .until(
             () -> {
@@ -63,7 +83,7 @@ final class Cluster {
               return p != null
                   && p.getStatus() != null
                   && p.getStatus().getConditions().stream()
-                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+                      .anyMatch(c -> "Ready".equals(c.getType()) && status.equals(c.getStatus()));
             });
   }
 

@@ -9,19 +9,18 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * kipam as a real CNI client uses it: the reference {@code cnitool} runs the reference {@code
@@ -32,18 +31,18 @@ import org.junit.jupiter.api.Test;
 @WithControlPlane
 class CniToolE2E {
 
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final KubernetesClient client;
   private final ControlPlane controlPlane;
-  private final List<String> namespaces = new ArrayList<>();
   private DaemonProcess daemon;
+  private CnitoolRuntime runtime;
   private Path kipam;
-  private Path tools;
-  private Path netconf;
   private String pool;
   private String k8sNamespace;
-  private String hostNs;
 
   CniToolE2E(KubernetesClient client, ControlPlane controlPlane) {
     this.client = client;
@@ -53,17 +52,6 @@ class CniToolE2E {
   @BeforeEach
   void setUp() throws Exception {
     KipamCrds.install(client);
-    Exec.Result built =
-        Exec.run(
-                List.of(
-                    "bash",
-                    ControlPlaneBinaries.repositoryRoot()
-                        .resolve("hack/cni-tools/build.sh")
-                        .toString()),
-                Map.of(),
-                "")
-            .orFail();
-    tools = Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
     Path dir = Files.createTempDirectory("kipam-e2e");
     String node = Fixtures.uniqueName("e2e-node");
     Fixtures.registerNode(client, node);
@@ -73,21 +61,10 @@ class CniToolE2E {
     pool = Fixtures.uniqueName("e2e");
     var spec = Cluster.spec("10.252.0.0/24", 28, 0);
     spec.setGateway("10.252.0.1");
-    Cluster.readyPool(client, pool, spec);
+    Cluster.poolReadiedByOperator(client, pool, spec);
     k8sNamespace = Fixtures.namespace(client, "e2e");
-    netconf = Files.createDirectories(dir.resolve("net.d"));
-    Files.writeString(
-        netconf.resolve("10-kipam.conflist"),
-        "{\"cniVersion\":\"1.1.0\",\"name\":\"kipam-e2e\",\"plugins\":[{\"type\":\"bridge\","
-            + "\"bridge\":\"kipbr0\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
-            + pool
-            + "\"],\"socket\":\""
-            + daemon.socket
-            + "\"}}]}");
-    hostNs = netns("host");
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .until(() -> cnitool("status", netnsPath(hostNs), null).exit() == 0);
+    runtime = new CnitoolRuntime(dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
+    await().atMost(Duration.ofSeconds(90)).until(() -> runtime.status().exit() == 0);
   }
 
   @AfterEach
@@ -95,51 +72,9 @@ class CniToolE2E {
     if (daemon != null) {
       daemon.close();
     }
-    for (String ns : namespaces) {
-      Exec.run("ip", "netns", "del", ns);
+    if (runtime != null) {
+      runtime.close();
     }
-  }
-
-  private String netns(String role) {
-    String name = Fixtures.uniqueName("kipam-" + role);
-    Exec.run("ip", "netns", "add", name).orFail();
-    namespaces.add(name);
-    return name;
-  }
-
-  private static String netnsPath(String name) {
-    return "/var/run/netns/" + name;
-  }
-
-  /** cnitool, run inside the test's host namespace, as a runtime would run its CNI library. */
-  private Exec.Result cnitool(String verb, String podNetns, Pod pod) {
-    String args =
-        pod == null
-            ? ""
-            : "IgnoreUnknown=1;K8S_POD_NAMESPACE="
-                + k8sNamespace
-                + ";K8S_POD_NAME="
-                + pod.getMetadata().getName()
-                + ";K8S_POD_UID="
-                + pod.getMetadata().getUid();
-    return Exec.run(
-        List.of(
-            "ip",
-            "netns",
-            "exec",
-            hostNs,
-            tools.resolve("cnitool").toString(),
-            verb,
-            "kipam-e2e",
-            podNetns),
-        Map.of(
-            "CNI_PATH",
-            kipam.getParent() + ":" + tools,
-            "NETCONFPATH",
-            netconf.toString(),
-            "CNI_ARGS",
-            args),
-        "");
   }
 
   private List<IPAddress> addresses() {
@@ -148,10 +83,10 @@ class CniToolE2E {
 
   @Test
   void bridgeGivesThePodTheAddressKipamAllocatedAndDelReleasesIt() throws Exception {
-    String podNs = netns("pod");
+    String podNs = runtime.netns("pod");
     Pod pod = Cluster.pod(client, k8sNamespace, "e2e-web", daemon.node);
 
-    Exec.Result added = cnitool("add", netnsPath(podNs), pod).orFail();
+    Exec.Result added = runtime.add(podNs, pod).orFail();
 
     JsonNode result = JSON.readTree(added.stdout());
     String address = result.path("ips").get(0).path("address").asText();
@@ -159,30 +94,27 @@ class CniToolE2E {
     assertThat(addresses())
         .singleElement()
         .satisfies(a -> assertThat(a.getSpec().getIp()).isEqualTo(address.split("/")[0]));
-    String inside =
-        Exec.run("ip", "-n", podNs, "-o", "addr", "show", "dev", "eth0").orFail().stdout();
+    String inside = CnitoolRuntime.addressesInside(podNs);
     assertThat(inside).contains("inet " + address);
     System.out.println("cnitool add: " + added.stdout().strip() + "\npod netns: " + inside.strip());
 
-    cnitool("del", netnsPath(podNs), pod).orFail();
+    runtime.del(podNs, pod).orFail();
 
     await().atMost(Duration.ofSeconds(30)).until(() -> addresses().isEmpty());
   }
 
   @Test
   void statusIsReadyOnlyWhileTheDaemonIs() throws Exception {
-    assertThat(cnitool("status", netnsPath(hostNs), null).exit()).isZero();
+    assertThat(runtime.status().exit()).isZero();
 
     daemon.close();
-    Exec.Result down = cnitool("status", netnsPath(hostNs), null);
+    Exec.Result down = runtime.status();
     assertThat(down.exit()).isNotZero();
     System.out.println(
         "cnitool status with kipam-node stopped: " + down.stderr().strip() + down.stdout().strip());
 
     daemon.start();
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .until(() -> cnitool("status", netnsPath(hostNs), null).exit() == 0);
+    await().atMost(Duration.ofSeconds(90)).until(() -> runtime.status().exit() == 0);
   }
 
   @Test

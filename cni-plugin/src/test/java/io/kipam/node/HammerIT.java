@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Many daemons, many concurrent callers, real executables, real API: no address is ever given to
@@ -38,6 +39,9 @@ import org.junit.jupiter.api.Test;
  */
 @WithControlPlane
 class HammerIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int NODES = 4;
@@ -70,7 +74,7 @@ class HammerIT {
     }
     pool = Fixtures.uniqueName("hammer");
     // 254 addresses in /28 blocks for 128 pods on 4 nodes, reused at once: contention on purpose.
-    Cluster.readyPool(client, pool, Cluster.spec("10.251.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.251.0.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-hammer");
     // The daemons reach the API through a proxy that passes everything until a test injects faults.
     proxy = FaultProxy.start(java.net.URI.create(controlPlane.apiServerUrl()).getPort());
@@ -300,7 +304,7 @@ class HammerIT {
     // faults; uncertain addresses stay taken for a while, and nodes keep the blocks they claimed
     // (taking idle blocks back is kipam-operator's release handshake).
     pool = Fixtures.uniqueName("faults");
-    Cluster.readyPool(client, pool, Cluster.spec("10.250.0.0/22", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.250.0.0/22", 28, 0));
     List<List<Attachment>> callers = attachmentsPerCaller();
     DaemonProcess victim = daemons.get(1);
 

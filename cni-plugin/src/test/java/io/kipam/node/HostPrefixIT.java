@@ -16,6 +16,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Host-prefix mode (blockSize /32) on the real API server, with two nodes sharing a range: the
@@ -24,6 +25,9 @@ import org.junit.jupiter.api.Test;
  */
 @WithControlPlane
 class HostPrefixIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static NodeRig a;
   private static NodeRig b;
@@ -38,7 +42,7 @@ class HostPrefixIT {
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
     String boot = Fixtures.uniqueName("boot");
-    Cluster.readyPool(client, boot, Cluster.spec("10.248.255.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, boot, Cluster.spec("10.248.255.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-host-prefix-it");
     List<String> namespaces = NodeRig.namespaces(client, "host");
     a = NodeRig.start(controlPlane, client, dir, namespaces, boot, Map.of());
@@ -61,7 +65,7 @@ class HostPrefixIT {
     var spec = Cluster.spec(address.replaceAll("\\.\\d+$", ".0") + "/24", 32, reuseDelaySeconds);
     spec.setRangeStart(address);
     spec.setRangeEnd(address);
-    Cluster.readyPool(client, pool, spec);
+    Cluster.poolReadiedByOperator(client, pool, spec);
     return pool;
   }
 

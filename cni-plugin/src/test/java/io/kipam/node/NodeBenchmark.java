@@ -22,6 +22,7 @@ import java.util.concurrent.Future;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * kipam-node's speed, printed, never asserted (machines are shared and noisy): ADD and DEL latency
@@ -31,6 +32,9 @@ import org.junit.jupiter.api.Test;
  */
 @WithControlPlane
 class NodeBenchmark {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private final KubernetesClient client;
   private final ControlPlane controlPlane;
@@ -47,7 +51,7 @@ class NodeBenchmark {
     String node = Fixtures.uniqueName("bench-node");
     Fixtures.registerNode(client, node);
     String pool = Fixtures.uniqueName("bench");
-    Cluster.readyPool(client, pool, Cluster.spec("10.253.0.0/22", 26, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.253.0.0/22", 26, 0));
     String namespace = Fixtures.namespace(client, "bench");
     try (DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig())) {
       Path kipam = Installer.install(dir.resolve("bin"), daemon.socket);

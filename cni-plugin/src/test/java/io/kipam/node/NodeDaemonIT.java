@@ -22,10 +22,14 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kipam-node and the kipam executable against the real control plane, one call at a time. */
 @WithControlPlane
 class NodeDaemonIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static Path dir;
@@ -51,14 +55,14 @@ class NodeDaemonIT {
     node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     pool = Fixtures.uniqueName("pods");
-    Cluster.readyPool(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
     singleAddressPool = Fixtures.uniqueName("one");
     var spec = Cluster.spec("10.232.0.0/24", 32, 3);
     spec.setRangeStart("10.232.0.9");
     spec.setRangeEnd("10.232.0.9");
-    Cluster.readyPool(client, singleAddressPool, spec);
+    Cluster.poolReadiedByOperator(client, singleAddressPool, spec);
     v6Pool = Fixtures.uniqueName("pods6");
-    Cluster.readyPool(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
+    Cluster.poolReadiedByOperator(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();

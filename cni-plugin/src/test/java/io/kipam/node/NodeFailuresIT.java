@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
@@ -22,6 +21,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -29,6 +29,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Bad input and an absent API server: clear CNI errors, and nothing allocated. */
 @WithControlPlane
 class NodeFailuresIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static Path kipam;
   private static Path dir;
@@ -58,20 +61,21 @@ class NodeFailuresIT {
     namespace = Fixtures.namespace(client, "failures");
     pod = Cluster.pod(client, namespace, "victim", node);
     v4 = Fixtures.uniqueName("v4");
-    Cluster.readyPool(client, v4, Cluster.spec("10.241.0.0/24", 28, 0));
+    var v4Spec = Cluster.spec("10.241.0.0/24", 28, 0);
+    v4Spec.setNetwork(Fixtures.uniqueName("failures-net"));
+    Cluster.poolReadiedByOperator(client, v4, v4Spec);
     otherV4 = Fixtures.uniqueName("v4b");
-    Cluster.readyPool(client, otherV4, Cluster.spec("10.242.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, otherV4, Cluster.spec("10.242.0.0/24", 28, 0));
     full = Fixtures.uniqueName("full");
     var fullSpec = Cluster.spec("10.243.0.0/24", 32, 0);
     fullSpec.setRangeStart("10.243.0.5");
     fullSpec.setRangeEnd("10.243.0.5");
-    Cluster.readyPool(client, full, fullSpec);
+    Cluster.poolReadiedByOperator(client, full, fullSpec);
     notReady = Fixtures.uniqueName("unready");
-    IPPool unready = new IPPool();
-    unready.setMetadata(
-        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(notReady).build());
-    unready.setSpec(Cluster.spec("10.244.0.0/24", 28, 0));
-    client.resource(unready).create();
+    // It overlaps v4 in v4's network: the operator refuses it, so it never becomes Ready.
+    var unreadySpec = Cluster.spec("10.241.0.0/25", 28, 0);
+    unreadySpec.setNetwork(v4Spec.getNetwork());
+    Cluster.poolRefusedByOperator(client, notReady, unreadySpec);
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();

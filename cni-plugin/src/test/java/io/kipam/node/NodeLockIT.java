@@ -14,10 +14,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Two kipam-node processes on one node, as in a rolling update: only one ever serves. */
 @WithControlPlane
 class NodeLockIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   @Test
   void secondDaemonOnANodeWaitsForTheFirstToExit(ControlPlane controlPlane, KubernetesClient client)
@@ -27,7 +31,7 @@ class NodeLockIT {
     String node = Fixtures.uniqueName("lock-node");
     Fixtures.registerNode(client, node);
     String pool = Fixtures.uniqueName("lock");
-    Cluster.readyPool(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
     String namespace = Fixtures.namespace(client, "lock");
     Pod pod = Cluster.pod(client, namespace, "lock-0", node);
     DaemonProcess first = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());

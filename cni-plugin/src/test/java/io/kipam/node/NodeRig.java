@@ -27,7 +27,7 @@ final class NodeRig implements AutoCloseable {
   private final KubernetesClient client;
   private final List<String> namespaces;
   private final Map<Integer, Pod> pods = new HashMap<>();
-  private final String readyPool;
+  private final String statusPool;
 
   private NodeRig(
       KubernetesClient client,
@@ -35,13 +35,13 @@ final class NodeRig implements AutoCloseable {
       DaemonProcess daemon,
       Path kipam,
       List<String> namespaces,
-      String readyPool) {
+      String statusPool) {
     this.client = client;
     this.node = node;
     this.daemon = daemon;
     this.kipam = kipam;
     this.namespaces = namespaces;
-    this.readyPool = readyPool;
+    this.statusPool = statusPool;
   }
 
   /**
@@ -123,7 +123,7 @@ final class NodeRig implements AutoCloseable {
   void restart() throws InterruptedException {
     daemon.kill();
     daemon.start();
-    daemon.awaitReady(kipam, readyPool);
+    daemon.awaitReady(kipam, statusPool);
   }
 
   /** This node's blocks of {@code pool}. */

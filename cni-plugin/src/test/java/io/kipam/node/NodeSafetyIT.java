@@ -29,6 +29,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The paths to a duplicate or a lost address that only a real API server shows: pools re-created
@@ -38,6 +39,9 @@ import org.junit.jupiter.api.Test;
  */
 @WithControlPlane
 class NodeSafetyIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static Path dir;
@@ -66,7 +70,7 @@ class NodeSafetyIT {
             Fixtures.namespace(client, "q1"),
             Fixtures.namespace(client, "q2"));
     String pool = Fixtures.uniqueName("boot");
-    Cluster.readyPool(client, pool, Cluster.spec("10.235.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.235.0.0/24", 28, 0));
     daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
     kipam = Installer.install(dir.resolve("bin"), daemon.socket);
     daemon.start();
@@ -106,14 +110,14 @@ class NodeSafetyIT {
   private String singleAddressPool(String prefix, String address) {
     String pool = Fixtures.uniqueName(prefix);
     var spec = Cluster.spec(address + "/32", 32, 0);
-    Cluster.readyPool(client, pool, spec);
+    Cluster.poolReadiedByOperator(client, pool, spec);
     return pool;
   }
 
   @Test
   void aPoolCreatedAgainUnderItsNameIsReadWithItsNewGeometry() throws Exception {
     String pool = Fixtures.uniqueName("again");
-    Cluster.readyPool(client, pool, Cluster.spec("10.236.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.236.0.0/24", 28, 0));
     Pod pod = Cluster.pod(client, namespaces.get(0), "again-0", node);
     assertThat(call("ADD", pod, "c-again-0", "net", pool).ip()).startsWith("10.236.0.");
     assertThat(call("DEL", pod, "c-again-0", "net", pool).ok()).isTrue();
@@ -122,7 +126,7 @@ class NodeSafetyIT {
     await()
         .atMost(Duration.ofSeconds(60))
         .until(() -> client.resources(IPPool.class).withName(pool).get() == null);
-    Cluster.readyPool(client, pool, Cluster.spec("10.237.0.0/24", 26, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.237.0.0/24", 26, 0));
 
     Pod next = Cluster.pod(client, namespaces.get(1), "again-1", node);
     CniCall.Outcome added =
@@ -136,7 +140,7 @@ class NodeSafetyIT {
   @Test
   void gcOfOneNetworkNeverReleasesAnotherNetworksAddressesInASharedPool() throws Exception {
     String pool = Fixtures.uniqueName("shared");
-    Cluster.readyPool(client, pool, Cluster.spec("10.238.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.238.0.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "net-a-pod", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "net-b-pod", node);
     String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
@@ -198,7 +202,7 @@ class NodeSafetyIT {
   @Test
   void aStaticPodGetsAnAddressOwnedByItsMirrorPod() throws Exception {
     String pool = Fixtures.uniqueName("static");
-    Cluster.readyPool(client, pool, Cluster.spec("10.240.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.240.0.0/24", 28, 0));
     // The kubelet knows a static pod by the hash of its manifest; the API by its mirror Pod.
     String kubeletUid = "0123456789abcdef0123456789abcdef";
     Pod mirror =
@@ -253,7 +257,7 @@ class NodeSafetyIT {
   @Test
   void aDelNamingAnotherPodLeavesThatPodsAddress() throws Exception {
     String pool = Fixtures.uniqueName("delid");
-    Cluster.readyPool(client, pool, Cluster.spec("10.241.128.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.241.128.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "del-a", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "del-b", node);
     call("ADD", b, "c-shared-id", "net", pool).ip();
@@ -362,7 +366,7 @@ class NodeSafetyIT {
     var spec = Cluster.spec("10.243.128.0/24", 28, 0);
     spec.setNodeSelector(
         new LabelSelectorBuilder().addToMatchLabels("kipam-test/zone", "a").build());
-    Cluster.readyPool(client, pool, spec);
+    Cluster.poolReadiedByOperator(client, pool, spec);
     Pod pod = Cluster.pod(client, namespaces.get(1), "selective", node);
 
     CniCall.Outcome refused = call("ADD", pod, "c-selective", "net", pool);
@@ -388,7 +392,7 @@ class NodeSafetyIT {
     var nsSpec = Cluster.spec("10.244.128.0/24", 28, 0);
     nsSpec.setNamespaceSelector(
         new LabelSelectorBuilder().addToMatchLabels("kipam-test/team", "blue").build());
-    Cluster.readyPool(client, byNamespace, nsSpec);
+    Cluster.poolReadiedByOperator(client, byNamespace, nsSpec);
     Pod other = Cluster.pod(client, namespaces.get(2), "by-ns", node);
     assertThat(call("ADD", other, "c-by-ns", "net", byNamespace).stdout())
         .contains("\"code\":101,")

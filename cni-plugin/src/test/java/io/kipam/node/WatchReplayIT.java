@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The replay that once erased the wrong lease: pod H in one namespace releases address X, pod N in
@@ -27,6 +28,9 @@ import org.junit.jupiter.api.Test;
  */
 @WithControlPlane
 class WatchReplayIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;
@@ -51,7 +55,7 @@ class WatchReplayIT {
     Fixtures.registerNode(client, node);
     String pool = Fixtures.uniqueName("replay");
     // One address, reused at once: the re-issue to N is certain, and so is any duplicate.
-    Cluster.readyPool(client, pool, Cluster.spec("10.245.0.7/32", 32, 0));
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.245.0.7/32", 32, 0));
     Path dir = Files.createTempDirectory("kipam-replay-it");
     try (DaemonProcess daemon =
         new DaemonProcess(dir, node, controlPlane.adminKubeconfig()).start()) {

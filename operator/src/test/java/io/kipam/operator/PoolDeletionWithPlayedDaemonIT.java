@@ -21,9 +21,14 @@ import org.junit.jupiter.api.Test;
 /**
  * Deleting a pool: {@code kipam.io/pool-protection} keeps it, Terminating and with its blocks,
  * while any of its IPAddresses exists (in any namespace); then its blocks and the pool go.
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, {@code BlockLifecycleIT} in the node module deletes pools.
  */
 @WithControlPlane
-class PoolDeletionIT {
+class PoolDeletionWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static RunningOperator operator;
@@ -32,7 +37,7 @@ class PoolDeletionIT {
   private final KubernetesClient client;
   private final Kipam kipam;
 
-  PoolDeletionIT(KubernetesClient client) {
+  PoolDeletionWithPlayedDaemonIT(KubernetesClient client) {
     this.client = client;
     this.kipam = new Kipam(client);
   }
@@ -52,7 +57,7 @@ class PoolDeletionIT {
     }
   }
 
-  private IPPool readyPool(String name, String cidr) {
+  private IPPool poolCheckedByOperator(String name, String cidr) {
     kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
     await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
     return kipam.pool(name);
@@ -61,7 +66,7 @@ class PoolDeletionIT {
   @Test
   void aDeletedPoolWithAnAddressStaysTerminatingWithItsBlocksUntilTheAddressGoes() {
     String name = Fixtures.uniqueName("doomed");
-    IPPool pool = readyPool(name, "10.50.0.0/24");
+    IPPool pool = poolCheckedByOperator(name, "10.50.0.0/24");
     IPBlock used = kipam.claimBlock(pool, "10.50.0.0/28", node);
     IPBlock empty = kipam.claimBlock(pool, "10.50.0.16/28", node);
     String namespace = Fixtures.namespace(client, "pool-del");
@@ -113,7 +118,7 @@ class PoolDeletionIT {
   @Test
   void aDeletedPoolWithoutAddressesGoesWithItsBlocks() {
     String name = Fixtures.uniqueName("unused");
-    IPPool pool = readyPool(name, "10.51.0.0/24");
+    IPPool pool = poolCheckedByOperator(name, "10.51.0.0/24");
     IPBlock block = kipam.claimBlock(pool, "10.51.0.32/28", node);
 
     client.resources(IPPool.class).withName(name).delete();

@@ -32,9 +32,14 @@ import org.junit.jupiter.api.Test;
  * deleted Node's blocks, a Ready answer to a round an earlier leader asked for, a Ready answer that
  * is no consent, and a block whose daemon has not reported yet. The daemon's side of the same paths
  * is shown with real kipam-node processes in the node module.
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, {@code BlockLifecycleIT} in the node module runs these paths.
  */
 @WithControlPlane
-class BlockLifecycleIT {
+class BlockLifecycleWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final AtomicInteger SUBNET = new AtomicInteger();
@@ -45,7 +50,7 @@ class BlockLifecycleIT {
   private final String node;
   private RunningOperator operator;
 
-  BlockLifecycleIT(ControlPlane controlPlane, KubernetesClient client) {
+  BlockLifecycleWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client) {
     this.controlPlane = controlPlane;
     this.client = client;
     this.kipam = new Kipam(client);

@@ -23,9 +23,15 @@ import org.junit.jupiter.api.Test;
  * IPPool status as kipam-operator keeps it, against the real control plane: Ready once checked,
  * counts that follow the blocks' allocated counts (written here as the node daemons would),
  * Exhausted on and off, and overlap between pools of one network refused with an Event.
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, {@code PoolStatusAndPressureIT} in the node module shows the counts
+ * and Exhausted.
  */
 @WithControlPlane
-class PoolStatusIT {
+class PoolStatusWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static RunningOperator operator;
@@ -34,7 +40,7 @@ class PoolStatusIT {
   private final KubernetesClient client;
   private final Kipam kipam;
 
-  PoolStatusIT(KubernetesClient client) {
+  PoolStatusWithPlayedDaemonIT(KubernetesClient client) {
     this.client = client;
     this.kipam = new Kipam(client);
   }

@@ -21,9 +21,14 @@ import org.junit.jupiter.api.Test;
 /**
  * A pool sized to the last address: when one node's blocks are full and no block is left to claim,
  * an empty block of another node is asked for at once, not after the idle delay (an hour here).
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, {@code PoolStatusAndPressureIT} in the node module shows the move.
  */
 @WithControlPlane
-class PoolPressureIT {
+class PoolPressureWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static RunningOperator operator;
@@ -32,7 +37,7 @@ class PoolPressureIT {
 
   private final Kipam kipam;
 
-  PoolPressureIT(KubernetesClient client) {
+  PoolPressureWithPlayedDaemonIT(KubernetesClient client) {
     this.kipam = new Kipam(client);
   }
 
@@ -53,7 +58,7 @@ class PoolPressureIT {
     }
   }
 
-  private IPPool readyPool(String cidr) {
+  private IPPool poolCheckedByOperator(String cidr) {
     String name = Fixtures.uniqueName("short");
     kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
     await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
@@ -67,7 +72,7 @@ class PoolPressureIT {
 
   @Test
   void aFullNodeGetsTheEmptyBlockOfAnotherNodeWhenNoBlockIsLeft() {
-    IPPool pool = readyPool("10.62.0.0/27");
+    IPPool pool = poolCheckedByOperator("10.62.0.0/27");
     IPBlock idle = kipam.claimBlock(pool, "10.62.0.16/28", nodeB);
     kipam.reportAllocated(idle.getMetadata().getName(), 0);
     IPBlock full = kipam.claimBlock(pool, "10.62.0.0/28", nodeA);
@@ -91,7 +96,7 @@ class PoolPressureIT {
 
   @Test
   void nothingMovesWhileABlockIsLeftToClaim() {
-    IPPool pool = readyPool("10.63.0.0/26");
+    IPPool pool = poolCheckedByOperator("10.63.0.0/26");
     IPBlock idle = kipam.claimBlock(pool, "10.63.0.16/28", nodeB);
     kipam.reportAllocated(idle.getMetadata().getName(), 0);
     IPBlock full = kipam.claimBlock(pool, "10.63.0.0/28", nodeA);

@@ -30,9 +30,15 @@ import org.junit.jupiter.api.Test;
  * token, through every kind of call it makes (watches, pool status and finalizer, block status and
  * deletes, IPAddress lists, Node reads, Events, the Lease). A verb missing from the role fails this
  * test; a verb the operator does not need is caught by review of the role's comments.
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, here the role is the point; the node module's ITs run the operator
+ * with admin rights.
  */
 @WithControlPlane
-class OperatorRbacIT {
+class OperatorRbacWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
 
@@ -40,7 +46,7 @@ class OperatorRbacIT {
   private final KubernetesClient client;
   private final Kipam kipam;
 
-  OperatorRbacIT(ControlPlane controlPlane, KubernetesClient client) {
+  OperatorRbacWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client) {
     this.controlPlane = controlPlane;
     this.client = client;
     this.kipam = new Kipam(client);

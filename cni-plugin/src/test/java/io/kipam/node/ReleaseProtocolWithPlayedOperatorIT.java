@@ -26,9 +26,14 @@ import org.junit.jupiter.api.Test;
  * playing kipam-operator: an empty block is answered Ready, one in use Refused, and no address is
  * handed out from a block whose release is Requested or Ready, also by a daemon SIGKILLed and
  * started again meanwhile. Pods are spread over three namespaces.
+ *
+ * <p>Why the operator is played here: each test provokes one exact message of the protocol (a
+ * request in a given state, a round cleared, a delete) and checks the daemon's answer to it. A
+ * running kipam-operator would act on those answers itself; {@code BlockLifecycleIT} and {@code
+ * HandshakeKillMatrixIT} run both real halves. So this test also marks its pools Ready itself.
  */
 @WithControlPlane
-class BlockReleaseIT {
+class ReleaseProtocolWithPlayedOperatorIT {
 
   private static NodeRig rig;
   private static String bootPool;
@@ -37,7 +42,7 @@ class BlockReleaseIT {
   private final KubernetesClient client;
   private final PlayedOperator operator;
 
-  BlockReleaseIT(KubernetesClient client) {
+  ReleaseProtocolWithPlayedOperatorIT(KubernetesClient client) {
     this.client = client;
     this.operator = new PlayedOperator(client);
   }

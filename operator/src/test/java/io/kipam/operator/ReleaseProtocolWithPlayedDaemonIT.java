@@ -25,9 +25,15 @@ import org.junit.jupiter.api.Test;
  * answers written as the daemon writes them): an idle block is asked for, only a fresh Ready with
  * no IPAddress left lets it go, a refusal is cleared after the back-off, and a restarted operator
  * never deletes without a Ready. Also: a deleted Node's blocks go once unused.
+ *
+ * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
+ * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
+ * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
+ * real kipam-node processes, {@code HandshakeKillMatrixIT} and {@code BlockLifecycleIT} in the node
+ * module run the same handshake.
  */
 @WithControlPlane
-class BlockReleaseIT {
+class ReleaseProtocolWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final AtomicInteger SUBNET = new AtomicInteger();
@@ -39,7 +45,8 @@ class BlockReleaseIT {
   private final String node;
   private RunningOperator operator;
 
-  BlockReleaseIT(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+  ReleaseProtocolWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client)
+      throws Exception {
     this.controlPlane = controlPlane;
     this.client = client;
     this.kipam = new Kipam(client);

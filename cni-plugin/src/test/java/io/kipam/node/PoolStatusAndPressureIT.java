@@ -1,0 +1,189 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolStatus;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A pool's status and the moves of blocks under pressure, with both real halves: kipam-operator as
+ * its own process and kipam-node processes driven through the installed executable, pods in three
+ * namespaces. The counts come from what the daemons allocated, not from a test's report.
+ */
+@WithControlPlane
+class PoolStatusAndPressureIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(60);
+  private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
+  private static int subnets;
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final List<AutoCloseable> started = new ArrayList<>();
+  private Path dir;
+  private List<String> namespaces;
+
+  PoolStatusAndPressureIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  @BeforeAll
+  static void installCrds(KubernetesClient client) {
+    KipamCrds.install(client);
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    dir = Files.createTempDirectory("kipam-pool-status-it");
+    namespaces = NodeRig.namespaces(client, "poolst");
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    for (AutoCloseable c : started) {
+      c.close();
+    }
+  }
+
+  private OperatorProcess operator(String idleSeconds) {
+    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
+    started.add(operator);
+    return operator.startLeading(Map.of("KIPAM_BLOCK_IDLE_SECONDS", idleSeconds), WITHIN);
+  }
+
+  private NodeRig node(String pool) throws Exception {
+    NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, DAEMON);
+    started.add(rig);
+    return rig;
+  }
+
+  private String pool(String suffix, int blockSize) {
+    String name = Fixtures.uniqueName("poolst");
+    Cluster.poolReadiedByOperator(
+        client, name, Cluster.spec("10.208." + subnets++ + suffix, blockSize, 0));
+    return name;
+  }
+
+  private IPPoolStatus status(String pool) {
+    return client.resources(IPPool.class).withName(pool).get().getStatus();
+  }
+
+  private String condition(String pool, String type) {
+    return status(pool).getConditions().stream()
+        .filter(c -> type.equals(c.getType()))
+        .map(Condition::getStatus)
+        .findFirst()
+        .orElse("");
+  }
+
+  private static String ipOf(CniCall.Outcome outcome) {
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    return outcome.ip();
+  }
+
+  @Test
+  void statusCountsWhatTheDaemonsAllocatedAndFollowsTheirReleases() throws Exception {
+    OperatorProcess operator = operator("3600");
+    String pool = pool(".0/24", 28);
+    NodeRig a = node(pool);
+    NodeRig b = node(pool);
+    for (int i = 0; i < 5; i++) {
+      ipOf(a.add(pool, i));
+    }
+    for (int i = 0; i < 3; i++) {
+      ipOf(b.add(pool, i));
+    }
+
+    await()
+        .atMost(WITHIN)
+        .alias("pool counts (operator log " + operator.log + ")")
+        .untilAsserted(
+            () -> {
+              IPPoolStatus status = status(pool);
+              assertThat(status.getAllocated()).isEqualTo(8);
+              assertThat(status.getBlocks()).isEqualTo(2);
+              assertThat(status.getCapacity()).isEqualTo("254");
+              assertThat(status.getAvailable()).isEqualTo("246");
+            });
+
+    for (int i = 0; i < 5; i++) {
+      assertThat(a.del(pool, i).ok()).isTrue();
+    }
+    await().atMost(WITHIN).until(() -> status(pool).getAllocated() == 3);
+  }
+
+  @Test
+  void exhaustedTurnsOnWhenTheDaemonsTakeTheLastAddressAndOffWhenOneComesBack() throws Exception {
+    operator("3600");
+    // Two assignable addresses in one block.
+    String pool = pool(".0/30", 30);
+    NodeRig a = node(pool);
+    ipOf(a.add(pool, 0));
+    ipOf(a.add(pool, 1));
+
+    await().atMost(WITHIN).until(() -> condition(pool, "Exhausted").equals("True"));
+    assertThat(status(pool).getAvailable()).isEqualTo("0");
+    CniCall.Outcome third = a.add(pool, 2);
+    assertThat(third.stdout()).as("nothing left").contains("\"code\":100,");
+
+    assertThat(a.del(pool, 1).ok()).isTrue();
+    await().atMost(WITHIN).until(() -> condition(pool, "Exhausted").equals("False"));
+    assertThat(status(pool).getAvailable()).isEqualTo("1");
+  }
+
+  @Test
+  void aNodeWithAFullBlockGetsTheIdleBlockOfAnotherNodeWhenNoSlotIsLeft() throws Exception {
+    OperatorProcess operator = operator("3600");
+    // Two blocks of 15 assignable addresses each.
+    String pool = pool(".0/27", 28);
+    NodeRig a = node(pool);
+    NodeRig b = node(pool);
+    String idleCidr = a.blockOf(pool, ipOf(a.add(pool, 0))).orElseThrow().getSpec().getCidr();
+    assertThat(a.del(pool, 0).ok()).isTrue();
+    Set<String> held = new HashSet<>();
+    for (int i = 0; i < 15; i++) {
+      held.add(ipOf(b.add(pool, i)));
+    }
+    assertThat(held).hasSize(15);
+
+    String moved =
+        await()
+            .atMost(WITHIN)
+            .alias(
+                "node b gets an address of node a's idle block (operator log " + operator.log + ")")
+            .pollInterval(Duration.ofMillis(500))
+            .until(
+                () -> {
+                  CniCall.Outcome outcome = b.add(pool, 15);
+                  return outcome.ok() ? outcome.ip() : null;
+                },
+                ip -> ip != null);
+
+    assertThat(held).doesNotContain(moved);
+    assertThat(Cidr.parse(idleCidr).contains(IpAddress.parse(moved))).isTrue();
+    assertThat(b.blockOf(pool, moved)).as("the slot is node b's now").isPresent();
+    assertThat(a.blocks(pool)).isEmpty();
+  }
+}

@@ -1,8 +1,13 @@
 package io.kipam.node;
 
+import static org.awaitility.Awaitility.await;
+
+import io.kipam.api.Checkpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -49,6 +54,38 @@ abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
   /** The value the program gets (or got) for {@code name} at its next (or last) start. */
   String env(String name) {
     return env.getOrDefault(name, environment().get(name));
+  }
+
+  /**
+   * At its next start the program holds at {@code step} of the release handshake: the thread that
+   * reaches it parks for good and says so in {@link #holdFile} (see {@code
+   * io.kipam.api.Checkpoint}).
+   */
+  T holdAt(String step) {
+    withEnv(Checkpoint.HOLD_AT, step);
+    return withEnv(Checkpoint.HOLD_FILE, holdFile().toString());
+  }
+
+  /** At its next start the program passes every step of the handshake. */
+  T holdNowhere() {
+    return withEnv(Checkpoint.HOLD_AT, "");
+  }
+
+  /** Where the program says it holds: {@code KIPAM_HOLD_FILE} if set, else next to its log. */
+  Path holdFile() {
+    String file = env(Checkpoint.HOLD_FILE);
+    return file == null || file.isEmpty()
+        ? log.resolveSibling(log.getFileName() + ".held")
+        : Path.of(file);
+  }
+
+  /** Waits until the running program holds at {@code step}. */
+  void awaitHeld(String step, Duration timeout) {
+    await()
+        .atMost(timeout)
+        .alias(step + " reached; log " + log)
+        .until(
+            () -> alive() && Files.exists(holdFile()) && Files.readString(holdFile()).equals(step));
   }
 
   T start() {

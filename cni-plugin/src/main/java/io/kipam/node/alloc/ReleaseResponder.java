@@ -1,5 +1,6 @@
 package io.kipam.node.alloc;
 
+import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.time.Clock;
 import java.time.Duration;
@@ -79,6 +80,9 @@ public final class ReleaseResponder {
     ReleaseState state = ready ? ReleaseState.Ready : ReleaseState.Refused;
     String reason = ready ? null : refusal;
     String respondedAt = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+    if (ready) {
+      Checkpoint.reach("daemon-closed");
+    }
     String version;
     try {
       version =
@@ -105,6 +109,9 @@ public final class ReleaseResponder {
         block,
         new BlockObject(
             ref, version, true, state, block.requestedAt(), block.allocated(), block.deleting()));
+    if (ready) {
+      Checkpoint.reach("daemon-answered");
+    }
     log.info(
         "answered the release request of block {} of pool {} (requested at {}): {}{}",
         ref.cidr(),

@@ -2,6 +2,7 @@ package io.kipam.operator.block;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockStatus;
@@ -76,6 +77,7 @@ final class BlockReleaser {
     if (!writeRelease(block, release)) {
       return Optional.empty();
     }
+    Checkpoint.reach("operator-asked");
     log.info(
         "asked node {} for IPBlock {} (round {}): {}",
         block.getSpec().getNode(),
@@ -119,9 +121,14 @@ final class BlockReleaser {
     if (addresses.anyInBlock(pool, Blocks.addressLabel(fresh)).isPresent()) {
       return Outcome.IN_USE;
     }
+    Checkpoint.reach("operator-reread");
     PreconditionedDelete.Outcome outcome =
         delete.block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion());
-    return outcome == PreconditionedDelete.Outcome.DELETED ? Outcome.DELETED : Outcome.CHANGED;
+    if (outcome != PreconditionedDelete.Outcome.DELETED) {
+      return Outcome.CHANGED;
+    }
+    Checkpoint.reach("operator-deleting");
+    return Outcome.DELETED;
   }
 
   /**

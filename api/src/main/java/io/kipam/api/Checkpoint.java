@@ -1,0 +1,72 @@
+package io.kipam.api;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A testing hook that lets a test stop kipam-operator or kipam-node at a named step of the block
+ * release handshake and SIGKILL it exactly there. Off unless the environment says otherwise: {@link
+ * #reach} does nothing unless {@code KIPAM_HOLD_AT} names the step reached. Then the step's name is
+ * written (atomically) into the file {@code KIPAM_HOLD_FILE} names, and the calling thread parks
+ * for good: what the step was about to do next never happens in this process. The environment is
+ * read once, when the class is loaded.
+ *
+ * <p>The steps, in handshake order: {@code operator-asked} (Requested written), {@code
+ * daemon-closed} (block closed, Ready decided, not yet written), {@code daemon-answered} (Ready
+ * written), {@code operator-reread} (fresh read and LIST passed, block not yet deleted), {@code
+ * operator-deleting} (block deleted, its finalizer not yet removed).
+ */
+public final class Checkpoint {
+
+  public static final String HOLD_AT = "KIPAM_HOLD_AT";
+  public static final String HOLD_FILE = "KIPAM_HOLD_FILE";
+
+  private static final Checkpoint PROCESS = fromEnv(System.getenv());
+
+  private final String holdAt;
+  private final Path holdFile;
+
+  Checkpoint(String holdAt, Path holdFile) {
+    this.holdAt = holdAt;
+    this.holdFile = holdFile;
+  }
+
+  static Checkpoint fromEnv(Map<String, String> env) {
+    String at = env.get(HOLD_AT);
+    String file = env.get(HOLD_FILE);
+    if (at == null || at.isBlank()) {
+      return new Checkpoint(null, null);
+    }
+    if (file == null || file.isBlank()) {
+      throw new IllegalStateException(HOLD_AT + " is set but " + HOLD_FILE + " is not");
+    }
+    return new Checkpoint(at.trim(), Path.of(file));
+  }
+
+  /** The step {@code name} is reached: parks the calling thread for good if it is the one held. */
+  public static void reach(String name) {
+    PROCESS.arrive(name);
+  }
+
+  void arrive(String name) {
+    if (holdAt == null || !holdAt.equals(name)) {
+      return;
+    }
+    try {
+      Path next = holdFile.resolveSibling(holdFile.getFileName() + ".new");
+      Files.writeString(next, name, StandardCharsets.UTF_8);
+      Files.move(next, holdFile, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    while (true) {
+      LockSupport.park(this); // an interrupt does not end the hold; only the process's end does
+    }
+  }
+}

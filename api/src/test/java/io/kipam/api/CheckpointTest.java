@@ -1,0 +1,57 @@
+package io.kipam.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CheckpointTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void doesNothingWhenNoStepIsHeld() {
+    Checkpoint.fromEnv(Map.of()).arrive("operator-asked");
+    Checkpoint.fromEnv(Map.of(Checkpoint.HOLD_AT, "")).arrive("operator-asked");
+  }
+
+  @Test
+  void passesAStepOtherThanTheHeldOne() {
+    Path file = dir.resolve("held");
+    Checkpoint.fromEnv(
+            Map.of(Checkpoint.HOLD_AT, "daemon-closed", Checkpoint.HOLD_FILE, file.toString()))
+        .arrive("operator-asked");
+    assertThat(file).doesNotExist();
+  }
+
+  @Test
+  void parksAtTheHeldStepForGoodAfterWritingItsName() {
+    Path file = dir.resolve("held");
+    Checkpoint checkpoint =
+        Checkpoint.fromEnv(
+            Map.of(Checkpoint.HOLD_AT, "daemon-closed", Checkpoint.HOLD_FILE, file.toString()));
+    Thread thread = new Thread(() -> checkpoint.arrive("daemon-closed"));
+    thread.setDaemon(true); // parked for good: it must not keep the test JVM alive
+    thread.start();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file));
+    assertThat(file).hasContent("daemon-closed");
+    thread.interrupt();
+    await()
+        .during(Duration.ofMillis(300))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> thread.isAlive() && thread.getState() == Thread.State.WAITING);
+  }
+
+  @Test
+  void aHeldStepNeedsAFileToWriteTo() {
+    assertThatThrownBy(() -> Checkpoint.fromEnv(Map.of(Checkpoint.HOLD_AT, "operator-asked")))
+        .hasMessageContaining(Checkpoint.HOLD_FILE);
+  }
+}

@@ -220,6 +220,8 @@ public final class Quickstart {
     }
     progress(
         PODS + " pods created and bound to the nodes; each got its address from kipam (CNI ADD)");
+    step = "waiting for the pool's counts";
+    awaitAllocated(pool, PODS);
     System.out.println();
     System.out.printf("  %-22s %-8s %-18s %s%n", "POD", "NODE", "IP", "SANDBOX");
     for (DemoPod p : pods) {
@@ -302,6 +304,13 @@ public final class Quickstart {
             + " pods force-deleted with no CNI DEL: Kubernetes' garbage collector removed the"
             + " IPAddresses they owned");
     step = "waiting for the pool's counts";
+    awaitAllocated(pool, 0);
+    progress("every address is back in the pool");
+    showKubectl(pool);
+  }
+
+  /** Waits until the pool's status counts {@code allocated} addresses (the daemons report them). */
+  private void awaitAllocated(String pool, long allocated) {
     Awaitility.await()
         .atMost(STEP_TIMEOUT)
         .pollInterval(Duration.ofMillis(500))
@@ -310,10 +319,8 @@ public final class Quickstart {
               IPPool p = client.resources(IPPool.class).withName(pool).get();
               return p.getStatus() != null
                   && p.getStatus().getAllocated() != null
-                  && p.getStatus().getAllocated() == 0;
+                  && p.getStatus().getAllocated() == allocated;
             });
-    progress("every address is back in the pool");
-    showKubectl(pool);
   }
 
   private List<IPAddress> addresses() {

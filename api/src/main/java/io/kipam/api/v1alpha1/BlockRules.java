@@ -8,7 +8,7 @@ package io.kipam.api.v1alpha1;
  *
  * <p>What CEL cannot check, because a rule sees only the object it validates: that a sub-claim's
  * CIDR lies inside its parent's, that the parent exists and is Shared, and that a block lies inside
- * its pool. kipam-node and kipam-operator check those.
+ * its pool. Those are left to kipam-node and kipam-operator.
  */
 final class BlockRules {
 

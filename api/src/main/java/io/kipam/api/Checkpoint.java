@@ -66,7 +66,10 @@ public final class Checkpoint {
       throw new UncheckedIOException(e);
     }
     while (true) {
-      LockSupport.park(this); // an interrupt does not end the hold; only the process's end does
+      LockSupport.park(this);
+      // An interrupt does not end the hold; only the process's end does. Clear it, or every later
+      // park returns at once and the held thread spins instead of waiting.
+      Thread.interrupted();
     }
   }
 }

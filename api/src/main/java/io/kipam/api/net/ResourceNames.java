@@ -161,6 +161,16 @@ public final class ResourceNames {
     return pool + "." + blockLabel(block);
   }
 
+  /**
+   * The IPBlock name of the sub-claim of {@code address} in {@code pool}: the block name of the
+   * address's host prefix, "pool.10-0-1-7-32". It depends on nothing but pool and address, so every
+   * node computes the same name and the {@code create} of it is the claim; it is also the name a
+   * host-prefix pool gives the same address, so the two can never hold one address twice.
+   */
+  public static String subClaimName(String pool, IpAddress address) {
+    return blockName(pool, Cidr.of(address, address.family().bits()));
+  }
+
   /** The IPAddress name for {@code address} of {@code pool}: "pool.10-0-1-7". */
   public static String addressName(String pool, IpAddress address) {
     validatePoolName(pool);

@@ -6,11 +6,23 @@ import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
-/** Which pool a block belongs to, which addresses it covers and which node holds it. */
+/**
+ * Which pool a block belongs to, which addresses it covers and which node holds it. A slot has the
+ * pool's {@code blockSize}; a sub-claim ({@code parent} set) is one address of a Shared slot. A
+ * slot without {@code node} was claimed Shared from birth.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(value = BlockRules.SPEC_IMMUTABLE, message = BlockRules.SPEC_IMMUTABLE_MESSAGE)
+@ValidationRule(value = BlockRules.PARENT_IMMUTABLE, message = BlockRules.PARENT_IMMUTABLE_MESSAGE)
 @ValidationRule(
-    value = "self == oldSelf",
-    message = "spec of an IPBlock is immutable: release the block and claim another instead")
+    value = BlockRules.SUB_CLAIM_HOST_PREFIX,
+    message = BlockRules.SUB_CLAIM_HOST_PREFIX_MESSAGE)
+@ValidationRule(
+    value = BlockRules.SUB_CLAIM_SAME_POOL,
+    message = BlockRules.SUB_CLAIM_SAME_POOL_MESSAGE)
+@ValidationRule(
+    value = BlockRules.SUB_CLAIM_HAS_NODE,
+    message = BlockRules.SUB_CLAIM_HAS_NODE_MESSAGE)
 public class IPBlockSpec {
 
   @Required
@@ -20,16 +32,21 @@ public class IPBlockSpec {
 
   @Required
   @Size(max = 49)
-  @ValidationRule(
-      value = "isCIDR(self) && string(cidr(self)) == self && cidr(self).masked() == cidr(self)",
-      message = "spec.cidr must be a canonical CIDR with no host bits set")
+  @ValidationRule(value = BlockRules.CIDR_CANONICAL, message = BlockRules.CIDR_CANONICAL_MESSAGE)
   @JsonPropertyDescription("The block's addresses: a canonical CIDR inside the pool's.")
   private String cidr;
 
-  @Required
-  @Size(max = 253)
-  @JsonPropertyDescription("Name of the Node whose kipam-node daemon holds the block.")
+  @Size(min = 1, max = 253)
+  @JsonPropertyDescription(
+      "Name of the Node whose kipam-node daemon holds the block. Absent only on a slot claimed"
+          + " Shared from birth, which no single node holds.")
   private String node;
+
+  @Size(min = 1, max = 253)
+  @JsonPropertyDescription(
+      "Set only on a sub-claim: the name of the Shared slot (an IPBlock of the same pool) one of"
+          + " whose addresses this host-prefix block claims for spec.node.")
+  private String parent;
 
   public IPBlockSpec() {}
 
@@ -37,6 +54,16 @@ public class IPBlockSpec {
     this.pool = pool;
     this.cidr = cidr;
     this.node = node;
+  }
+
+  /**
+   * A sub-claim of {@code address} (a host-prefix CIDR) in slot {@code parent}, held by {@code
+   * node}.
+   */
+  public static IPBlockSpec subClaim(String pool, String cidr, String node, String parent) {
+    IPBlockSpec spec = new IPBlockSpec(pool, cidr, node);
+    spec.setParent(parent);
+    return spec;
   }
 
   public String getPool() {
@@ -61,5 +88,13 @@ public class IPBlockSpec {
 
   public void setNode(String node) {
     this.node = node;
+  }
+
+  public String getParent() {
+    return parent;
+  }
+
+  public void setParent(String parent) {
+    this.parent = parent;
   }
 }

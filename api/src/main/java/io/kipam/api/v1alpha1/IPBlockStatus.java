@@ -13,6 +13,12 @@ public class IPBlockStatus {
   @JsonPropertyDescription("Addresses of the block currently allocated on its node.")
   private Long allocated;
 
+  @JsonPropertyDescription(
+      "How the slot's addresses are handed out, written by its holder: Exclusive (absent means"
+          + " Exclusive) or Shared, where every address is claimed by a sub-claim. Moves only from"
+          + " Exclusive to Shared. A slot without spec.node is Shared.")
+  private BlockMode mode;
+
   @JsonPropertyDescription("The release handshake, when the operator has asked for the block back.")
   private BlockRelease release;
 
@@ -25,6 +31,14 @@ public class IPBlockStatus {
 
   public void setAllocated(Long allocated) {
     this.allocated = allocated;
+  }
+
+  public BlockMode getMode() {
+    return mode;
+  }
+
+  public void setMode(BlockMode mode) {
+    this.mode = mode;
   }
 
   public BlockRelease getRelease() {

@@ -38,6 +38,39 @@ class ResourceNamesTest {
   }
 
   @Test
+  void subClaimNameIsTheBlockNameOfTheAddressHostPrefix() {
+    assertThat(ResourceNames.subClaimName("pool-a", IpAddress.parse("10.0.1.7")))
+        .isEqualTo("pool-a.10-0-1-7-32");
+    assertThat(ResourceNames.subClaimName("pool-a", IpAddress.parse("fd00::7")))
+        .isEqualTo("pool-a.fd00-0-0-0-0-0-0-7-128");
+    assertThat(ResourceNames.parseBlockName("pool-a.10-0-1-7-32"))
+        .isEqualTo(new ResourceNames.BlockName("pool-a", Cidr.parse("10.0.1.7/32")));
+  }
+
+  @Test
+  void subClaimNamesDependOnlyOnPoolAndAddress() {
+    Cases.run(
+        3_000,
+        random -> {
+          String pool = poolName(random);
+          IpFamily family = RandomNets.family(random);
+          IpAddress address = RandomNets.address(random, family);
+
+          String name = ResourceNames.subClaimName(pool, address);
+          assertThat(name)
+              .isEqualTo(ResourceNames.subClaimName(pool, IpAddress.parse(address.toString())));
+          assertThat(name).hasSizeLessThanOrEqualTo(253).matches(DNS_1123_SUBDOMAIN);
+          ResourceNames.BlockName parsed = ResourceNames.parseBlockName(name);
+          assertThat(parsed.pool()).isEqualTo(pool);
+          assertThat(parsed.cidr().prefixLength()).isEqualTo(family.bits());
+          assertThat(parsed.cidr().network()).isEqualTo(address);
+          assertThatThrownBy(() -> ResourceNames.parseAddressName(name))
+              .as("a sub-claim name is never an IPAddress name")
+              .isInstanceOf(IllegalArgumentException.class);
+        });
+  }
+
+  @Test
   void namesRoundTripAndAreValidKubernetesNamesAndLabels() {
     Cases.run(
         3_000,

@@ -30,6 +30,12 @@ public class IPPoolStatus {
   @JsonPropertyDescription("Number of IPBlocks leased from the pool.")
   private Integer blocks;
 
+  @JsonPropertyDescription(
+      "Nodes that may use the pool: Node objects matching spec.nodeSelector (every Node when it"
+          + " is empty), as kipam-operator counts them. kipam-node claims a slot Shared from birth"
+          + " when the pool has fewer unclaimed slots than this.")
+  private Integer nodes;
+
   @JsonPropertyDescription("The spec generation this status describes.")
   private Long observedGeneration;
 
@@ -67,6 +73,14 @@ public class IPPoolStatus {
 
   public void setBlocks(Integer blocks) {
     this.blocks = blocks;
+  }
+
+  public Integer getNodes() {
+    return nodes;
+  }
+
+  public void setNodes(Integer nodes) {
+    this.nodes = nodes;
   }
 
   public Long getObservedGeneration() {

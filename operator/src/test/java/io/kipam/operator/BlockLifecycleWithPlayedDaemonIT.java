@@ -19,6 +19,7 @@ import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -114,6 +115,41 @@ class BlockLifecycleWithPlayedDaemonIT {
               assertThat(kipam.block(block)).isNull();
               assertThat(kipam.pool(pool.getMetadata().getName())).isNull();
             });
+  }
+
+  @Test
+  void aSharedSlotIsNeverAskedForAndGoesOnlyWhenNoSubClaimOfItIsLeft() throws Exception {
+    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "1", "KIPAM_NODE_GONE_GRACE_SECONDS", "1"));
+    IPPool pool = pool("shared");
+    IPBlock slot = kipam.claimSharedSlot(pool, cidr(pool, 0));
+    String name = slot.getMetadata().getName();
+    String base = cidr(pool, 0).replace(".0/28", "");
+    IPBlock sub = kipam.subClaim(pool, slot, base + ".5", node);
+    kipam.reportAllocated(sub.getMetadata().getName(), 1);
+
+    // No node holds it, so neither the idle delay nor a missing Node makes it a release round.
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> kipam.block(name) != null && release(name) == null);
+
+    client.resources(IPBlock.class).withName(name).delete();
+    staysFor(4, name);
+    assertThat(kipam.block(name).getMetadata().getDeletionTimestamp()).isNotNull();
+
+    // The sub-claim's holder gives it back (played here: deleted, then its finalizer off).
+    client.resources(IPBlock.class).withName(sub.getMetadata().getName()).delete();
+    client
+        .resources(IPBlock.class)
+        .withName(sub.getMetadata().getName())
+        .edit(
+            b -> {
+              b.getMetadata().setFinalizers(List.of());
+              return b;
+            });
+
+    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
+    assertThat(kipam.eventReasons(name)).contains("Released");
   }
 
   @Test

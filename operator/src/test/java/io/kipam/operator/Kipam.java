@@ -10,6 +10,7 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
@@ -76,6 +77,22 @@ final class Kipam {
    * protected by {@code kipam.io/block-protection}.
    */
   IPBlock claimBlock(IPPool pool, String cidr, String node) {
+    return claim(pool, cidr, node, null);
+  }
+
+  /** Claims a slot Shared from birth, as kipam-node does: no node, then {@code mode: Shared}. */
+  IPBlock claimSharedSlot(IPPool pool, String cidr) {
+    IPBlock slot = claim(pool, cidr, null, null);
+    editBlockStatus(slot.getMetadata().getName(), s -> s.setMode(BlockMode.Shared));
+    return block(slot.getMetadata().getName());
+  }
+
+  /** A sub-claim of {@code address} in {@code slot} for {@code node}, as kipam-node makes it. */
+  IPBlock subClaim(IPPool pool, IPBlock slot, String address, String node) {
+    return claim(pool, address + "/32", node, slot.getMetadata().getName());
+  }
+
+  private IPBlock claim(IPPool pool, String cidr, String node, String parent) {
     String poolName = pool.getMetadata().getName();
     Cidr block = Cidr.parse(cidr);
     IPBlock object = new IPBlock();
@@ -83,11 +100,7 @@ final class Kipam {
         new ObjectMetaBuilder()
             .withName(ResourceNames.blockName(poolName, block))
             .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, poolName,
-                    ApiConstants.LABEL_NODE, node,
-                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)))
+            .withLabels(labels(poolName, node, block))
             .withOwnerReferences(
                 new OwnerReferenceBuilder()
                     .withApiVersion(ApiConstants.API_VERSION)
@@ -97,8 +110,21 @@ final class Kipam {
                     .withBlockOwnerDeletion(false)
                     .build())
             .build());
-    object.setSpec(new IPBlockSpec(poolName, cidr, node));
+    object.setSpec(
+        parent == null
+            ? new IPBlockSpec(poolName, cidr, node)
+            : IPBlockSpec.subClaim(poolName, cidr, node, parent));
     return client.resource(object).create();
+  }
+
+  private static Map<String, String> labels(String pool, String node, Cidr block) {
+    Map<String, String> labels = new java.util.HashMap<>();
+    labels.put(ApiConstants.LABEL_POOL, pool);
+    labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block));
+    if (node != null) {
+      labels.put(ApiConstants.LABEL_NODE, node);
+    }
+    return labels;
   }
 
   IPBlock block(String name) {

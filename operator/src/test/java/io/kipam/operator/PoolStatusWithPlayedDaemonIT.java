@@ -8,12 +8,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,6 +64,64 @@ class PoolStatusWithPlayedDaemonIT {
 
   private static String network() {
     return Fixtures.uniqueName("net");
+  }
+
+  @Test
+  void statusNodesCountsTheNodesTheSelectorMatchesAndFollowsTheirLabels() {
+    String label = Fixtures.uniqueName("rack");
+    String name = Fixtures.uniqueName("nodes");
+    IPPoolSpec spec = new IPPoolSpec();
+    spec.setCidr("10.44.0.0/24");
+    spec.setBlockSize(28);
+    spec.setNetwork(network());
+    spec.setNodeSelector(
+        new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+            .addToMatchLabels(label, "a")
+            .build());
+    IPPool pool = new IPPool();
+    pool.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(name).build());
+    pool.setSpec(spec);
+    client.resource(pool).create();
+    List<String> nodes =
+        List.of(
+            Fixtures.uniqueName("rack-a"),
+            Fixtures.uniqueName("rack-a"),
+            Fixtures.uniqueName("other"));
+    for (String n : nodes) {
+      Fixtures.registerNode(client, n);
+    }
+    for (String n : nodes.subList(0, 2)) {
+      client
+          .nodes()
+          .withName(n)
+          .edit(
+              x -> {
+                x.getMetadata().getLabels().put(label, "a");
+                return x;
+              });
+    }
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.pool(name).getStatus().getNodes()).isEqualTo(2));
+
+    client
+        .nodes()
+        .withName(nodes.get(2))
+        .edit(
+            x -> {
+              x.getMetadata().getLabels().put(label, "a");
+              return x;
+            });
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.pool(name).getStatus().getNodes()).isEqualTo(3));
+
+    client.nodes().withName(nodes.get(0)).delete();
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.pool(name).getStatus().getNodes()).isEqualTo(2));
   }
 
   @Test

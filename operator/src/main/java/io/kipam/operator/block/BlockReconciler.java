@@ -121,7 +121,9 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   public UpdateControl<IPBlock> reconcile(IPBlock block, Context<IPBlock> context) {
     Instant now = clock.instant();
     prune(context, now);
-    if (block.getSpec() == null) {
+    if (block.getSpec() == null || Blocks.shared(block)) {
+      // A Shared slot is handed out address by address through sub-claims, each given back by
+      // its holder; no node's handshake applies to the slot itself.
       return UpdateControl.noUpdate();
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
@@ -165,6 +167,11 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     Instant now = clock.instant();
     if (block.getSpec() == null) {
       return DeleteControl.defaultDelete(); // not a block kipam could have handed addresses from
+    }
+    if (Blocks.shared(block)) {
+      return steps.sharedSlotMayGo(block)
+          ? DeleteControl.defaultDelete()
+          : keep(Optional.of(steps.recheck()));
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
     if (absence.isPresent() && !answeredReady(block)) {

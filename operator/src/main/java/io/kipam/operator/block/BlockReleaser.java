@@ -105,6 +105,21 @@ final class BlockReleaser {
   }
 
   /**
+   * Whether no sub-claim names {@code slot} as its parent and no IPAddress carries its block label,
+   * on fresh reads. The LIST covers every IPBlock, not only those labelled with the pool: a
+   * sub-claim is trusted for its {@code spec.parent}, never for its labels. Deleting a Shared slot
+   * is rare, so the cost is paid seldom.
+   */
+  boolean sharedSlotUnused(IPBlock slot) {
+    String name = slot.getMetadata().getName();
+    boolean subClaims =
+        client.resources(IPBlock.class).list().getItems().stream()
+            .anyMatch(b -> b.getSpec() != null && name.equals(b.getSpec().getParent()));
+    String pool = Blocks.poolOf(slot).orElseThrow();
+    return !subClaims && addresses.anyInBlock(pool, Blocks.addressLabel(slot)).isEmpty();
+  }
+
+  /**
    * Deletes the block after a fresh read shows {@code stillTrue} of it and no IPAddress of the
    * block exists.
    */

@@ -47,6 +47,27 @@ final class BlockSteps {
     return recheck;
   }
 
+  /**
+   * Whether a Shared slot being deleted may go: no sub-claim under it and no IPAddress of it on a
+   * fresh read. A daemon re-reads the parent after each sub-claim it creates and gives the
+   * sub-claim back when the parent is being deleted, so one of the two sides always sees the other.
+   */
+  boolean sharedSlotMayGo(IPBlock slot) {
+    if (!releaser.sharedSlotUnused(slot)) {
+      log.info(
+          "Shared IPBlock {} is being deleted; it stays while a sub-claim or IPAddress of it exists",
+          slot.getMetadata().getName());
+      return false;
+    }
+    events.record(
+        slot,
+        EventRecorder.Type.Normal,
+        "Released",
+        "no sub-claim and no IPAddress of the Shared slot is left: it goes");
+    metrics.release("released");
+    return true;
+  }
+
   void request(IPBlock block, String reason, Instant now) {
     releaser.request(block, reason, now);
   }

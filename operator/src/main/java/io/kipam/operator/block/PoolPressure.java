@@ -31,16 +31,24 @@ final class PoolPressure {
    * node} is short and such a block exists.
    */
   static Optional<IPBlock> donorFor(String node, PoolLayout layout, Collection<IPBlock> blocks) {
+    // Slots only: a sub-claim is one address of a Shared slot, not a slot of its own.
     Collection<IPBlock> live =
-        blocks.stream().filter(b -> b.getMetadata().getDeletionTimestamp() == null).toList();
+        blocks.stream()
+            .filter(b -> b.getMetadata().getDeletionTimestamp() == null)
+            .filter(b -> !Blocks.subClaim(b))
+            .toList();
     Collection<IPBlock> own =
-        live.stream().filter(b -> node.equals(b.getSpec().getNode())).toList();
+        live.stream()
+            .filter(b -> !Blocks.shared(b))
+            .filter(b -> node.equals(b.getSpec().getNode()))
+            .toList();
     if (own.isEmpty()
         || !own.stream().allMatch(b -> full(b, layout))
         || unclaimedBlockLeft(layout, live)) {
       return Optional.empty();
     }
     return live.stream()
+        .filter(b -> !Blocks.shared(b))
         .filter(b -> !node.equals(b.getSpec().getNode()))
         .filter(b -> Blocks.reportedAllocated(b).orElse(-1L) == 0)
         .filter(b -> b.getStatus() == null || b.getStatus().getRelease() == null)

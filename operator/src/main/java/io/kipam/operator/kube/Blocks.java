@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import java.util.Optional;
@@ -36,6 +37,21 @@ public final class Blocks {
             .filter(o -> IPPool.KIND.equals(o.getKind()))
             .map(OwnerReference::getUid)
             .allMatch(pool.getMetadata().getUid()::equals);
+  }
+
+  /**
+   * A slot handed out address by address: {@code status.mode: Shared}, or claimed without a node
+   * (Shared from birth, its mode written just after). No node's release handshake applies to it; it
+   * leaves the pool only by the two-sided check of docs/shared-slots.md.
+   */
+  public static boolean shared(IPBlock block) {
+    return block.getSpec().getNode() == null
+        || block.getStatus() != null && block.getStatus().getMode() == BlockMode.Shared;
+  }
+
+  /** A sub-claim: the host-prefix block of one address of a Shared slot ({@code spec.parent}). */
+  public static boolean subClaim(IPBlock block) {
+    return block.getSpec().getParent() != null;
   }
 
   /** The {@code kipam.io/block} label value the block's IPAddresses carry. */

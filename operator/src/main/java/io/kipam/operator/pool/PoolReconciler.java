@@ -2,6 +2,8 @@ package io.kipam.operator.pool;
 
 import static java.util.stream.Collectors.toSet;
 
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -16,6 +18,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.labels.Selectors;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
@@ -58,6 +61,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   public static final String NAME = "ippool";
   private static final String BLOCKS = "pool-blocks";
   private static final String PEERS = "pool-peers";
+  private static final String NODES = "pool-nodes";
   private static final Logger log = LoggerFactory.getLogger(PoolReconciler.class);
 
   private final Clock clock;
@@ -112,7 +116,22 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
                 .withOnUpdateFilter((before, after) -> false)
                 .build(),
             context);
-    return List.of(blocks, peers);
+    // status.nodes counts the Nodes a pool's nodeSelector matches: a Node's arrival, deletion and
+    // label changes count; its frequent status updates do not.
+    var nodes =
+        new InformerEventSource<>(
+            InformerEventSourceConfiguration.from(Node.class, IPPool.class)
+                .withName(NODES)
+                .withSecondaryToPrimaryMapper(
+                    (Node node) ->
+                        primaryCache.list().map(ResourceID::fromResource).collect(toSet()))
+                .withOnUpdateFilter(
+                    (before, after) ->
+                        !Objects.equals(
+                            before.getMetadata().getLabels(), after.getMetadata().getLabels()))
+                .build(),
+            context);
+    return List.of(blocks, peers, nodes);
   }
 
   @Override
@@ -210,6 +229,32 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         .toList();
   }
 
+  /**
+   * How many Nodes may use the pool: those its {@code spec.nodeSelector} matches, every Node when
+   * it has none; null when the selector is invalid (the pool is refused then anyway).
+   */
+  @SuppressWarnings("unchecked")
+  private static Integer nodesFor(IPPool pool, Context<IPPool> context) {
+    var nodes =
+        (InformerEventSource<Node, IPPool>)
+            context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
+    LabelSelector selector = pool.getSpec() == null ? null : pool.getSpec().getNodeSelector();
+    try {
+      return (int)
+          nodes
+              .list()
+              .filter(n -> selector == null || Selectors.matches(selector, labelsOf(n)))
+              .count();
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private static Map<String, String> labelsOf(Node node) {
+    Map<String, String> labels = node.getMetadata().getLabels();
+    return labels == null ? Map.of() : labels;
+  }
+
   /** A pool's status as it was, as computed, and whether it was written. */
   private record Outcome(IPPoolStatus before, IPPoolStatus status, boolean written) {}
 
@@ -217,6 +262,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private Outcome write(
       IPPool pool, IPPoolStatus before, PoolFacts facts, Context<IPPool> context) {
     IPPoolStatus status = PoolStatusCalculator.status(facts, before, clock.instant());
+    status.setNodes(nodesFor(pool, context));
     if (same(before, status, context)) {
       return new Outcome(before, status, false);
     }

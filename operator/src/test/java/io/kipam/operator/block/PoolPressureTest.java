@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.net.PoolLayout;
+import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
@@ -39,6 +40,35 @@ class PoolPressureTest {
             empty);
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).contains(empty);
+  }
+
+  @Test
+  void aSharedSlotIsNoDonorAndItsSubClaimsClaimNoSlot() {
+    IPBlock shared = block("10.0.0.48/28", null, 0);
+    shared.getStatus().setMode(BlockMode.Shared);
+    IPBlock converted = block("10.0.0.32/28", "b", 0);
+    converted.getStatus().setMode(BlockMode.Shared);
+    IPBlock subClaim = block("10.0.0.50/32", "b", 1);
+    subClaim.getSpec().setParent(shared.getMetadata().getName());
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "a", 16),
+            converted,
+            shared,
+            subClaim);
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+  }
+
+  @Test
+  void subClaimsDoNotHideAnUnclaimedSlot() {
+    IPBlock subClaim = block("10.0.0.50/32", "b", 1);
+    subClaim.getSpec().setParent("p.10.0.0.48/28");
+    List<IPBlock> blocks =
+        List.of(block("10.0.0.0/28", "a", 15), block("10.0.0.16/28", "b", 0), subClaim);
+
+    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
   }
 
   @Test

@@ -15,8 +15,6 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -51,8 +49,7 @@ class BlockChaosIT {
       Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
 
   private final Random random = new Random(17);
-  private final List<AutoCloseable> started = new ArrayList<>();
-  private Path dir;
+  private KipamProcesses processes;
   private int adds;
   private int refusedAdds;
   private int dels;
@@ -67,30 +64,24 @@ class BlockChaosIT {
   @BeforeEach
   void setUp() throws Exception {
     KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-block-chaos-it");
   }
 
   private void stopAll() throws Exception {
-    for (AutoCloseable c : started) {
-      c.close();
+    if (processes != null) {
+      processes.close();
     }
-    started.clear();
   }
 
   /** kipam-operator as its own process with {@code env}, once it leads. */
   private OperatorProcess operator(Map<String, String> env) throws Exception {
-    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    started.add(operator);
-    return operator.startLeading(env, WITHIN);
+    return processes.leadingOperator(env, WITHIN);
   }
 
   /** {@code count} registered nodes, each with its kipam-node process, ready. */
-  private List<NodeRig> nodes(int count, List<String> namespaces, String pool) throws Exception {
+  private List<NodeRig> nodes(int count, String pool) throws Exception {
     List<NodeRig> nodes = new ArrayList<>();
     for (int n = 0; n < count; n++) {
-      NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, DAEMON);
-      started.add(rig);
-      nodes.add(rig);
+      nodes.add(processes.node(pool, DAEMON));
     }
     return nodes;
   }
@@ -104,6 +95,7 @@ class BlockChaosIT {
       throws Exception {
     String steady = Fixtures.uniqueName("steady");
     String cycled = Fixtures.uniqueName("cycled");
+    processes = new KipamProcesses(controlPlane, client, "chaos");
     try {
       OperatorProcess operator =
           operator(
@@ -113,8 +105,7 @@ class BlockChaosIT {
                   "KIPAM_NODE_GONE_GRACE_SECONDS", "20"));
       createPool(steady, "10.244.0.0/25");
       createPool(cycled, "10.244.1.0/26");
-      List<String> namespaces = NodeRig.namespaces(client, "chaos");
-      List<NodeRig> nodes = nodes(3, namespaces, steady);
+      List<NodeRig> nodes = nodes(3, steady);
       // Which pods hold an attachment, per node: pod i of a node uses pool i % 2.
       List<TreeSet<Integer>> live = new ArrayList<>();
       nodes.forEach(n -> live.add(new TreeSet<>()));
@@ -165,13 +156,14 @@ class BlockChaosIT {
   @Test
   void churnWithTheOperatorAndADaemonSigkilledLeavesNoDuplicateNoLeakNoStray() throws Exception {
     String pool = Fixtures.uniqueName("killed");
+    processes = new KipamProcesses(controlPlane, client, "killed");
     try {
       // Idle blocks are asked for after 2 s, so releases run all through the churn.
       OperatorProcess operator =
           operator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "2", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
       createPool(pool, "10.243.0.0/25");
-      List<String> namespaces = NodeRig.namespaces(client, "killed");
-      List<NodeRig> nodes = nodes(4, namespaces, pool);
+      List<String> namespaces = processes.namespaces;
+      List<NodeRig> nodes = nodes(4, pool);
       List<TreeSet<Integer>> live = new ArrayList<>();
       nodes.forEach(n -> live.add(new TreeSet<>()));
 

@@ -14,11 +14,8 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -43,9 +40,7 @@ class BlockLifecycleIT {
   private final ControlPlane controlPlane;
   private final KubernetesClient client;
   private final PlayedOperator played;
-  private final List<AutoCloseable> started = new ArrayList<>();
-  private Path dir;
-  private List<String> namespaces;
+  private KipamProcesses processes;
 
   BlockLifecycleIT(ControlPlane controlPlane, KubernetesClient client) {
     this.controlPlane = controlPlane;
@@ -60,27 +55,20 @@ class BlockLifecycleIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    dir = Files.createTempDirectory("kipam-block-lifecycle-it");
-    namespaces = NodeRig.namespaces(client, "life");
+    processes = new KipamProcesses(controlPlane, client, "life");
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    for (AutoCloseable c : started) {
-      c.close();
-    }
+    processes.close();
   }
 
   private OperatorProcess operator(Map<String, String> env) throws Exception {
-    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    started.add(operator);
-    return operator.startLeading(env, WITHIN);
+    return processes.leadingOperator(env, WITHIN);
   }
 
   private NodeRig node(String pool) throws Exception {
-    NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, DAEMON);
-    started.add(rig);
-    return rig;
+    return processes.node(pool, DAEMON);
   }
 
   /** A pool created as an administrator creates it; the operator marks it Ready. */

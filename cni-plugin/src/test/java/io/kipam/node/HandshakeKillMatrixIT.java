@@ -19,10 +19,7 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,10 +74,8 @@ class HandshakeKillMatrixIT {
 
   private final ControlPlane controlPlane;
   private final KubernetesClient client;
-  private final List<AutoCloseable> started = new ArrayList<>();
+  private KipamProcesses processes;
   private final Map<String, Optional<BlockRelease>> deletedWith = new ConcurrentHashMap<>();
-  private Path dir;
-  private List<String> namespaces;
   private Watch watch;
   private OperatorProcess operator;
   private NodeRig rig;
@@ -100,8 +95,7 @@ class HandshakeKillMatrixIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    dir = Files.createTempDirectory("kipam-kill-matrix-it");
-    namespaces = NodeRig.namespaces(client, "kill");
+    processes = new KipamProcesses(controlPlane, client, "kill");
   }
 
   @AfterEach
@@ -109,9 +103,7 @@ class HandshakeKillMatrixIT {
     if (watch != null) {
       watch.close();
     }
-    for (AutoCloseable c : started) {
-      c.close();
-    }
+    processes.close();
   }
 
   static Stream<Arguments> cases() {
@@ -132,8 +124,7 @@ class HandshakeKillMatrixIT {
         };
     Step daemonHold = step == Step.DAEMON_CLOSED || step == Step.DAEMON_ANSWERED ? step : null;
 
-    operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    started.add(operator);
+    operator = processes.operator();
     if (operatorHold != null) {
       operator.holdAt(operatorHold.hook);
     }
@@ -145,10 +136,9 @@ class HandshakeKillMatrixIT {
     Map<String, String> daemonEnv = new HashMap<>(Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1"));
     if (daemonHold != null) {
       daemonEnv.put(Checkpoint.HOLD_AT, daemonHold.hook);
-      daemonEnv.put(Checkpoint.HOLD_FILE, dir.resolve("daemon.held").toString());
+      daemonEnv.put(Checkpoint.HOLD_FILE, processes.dir.resolve("daemon.held").toString());
     }
-    rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, daemonEnv);
-    started.add(rig);
+    rig = processes.node(pool, daemonEnv);
 
     IPBlock idle = emptySecondBlock();
     IPBlock busy = rig.blockOf(pool, held.get(0)).orElseThrow();

@@ -13,12 +13,8 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
@@ -40,9 +36,7 @@ class PoolStatusAndPressureIT {
 
   private final ControlPlane controlPlane;
   private final KubernetesClient client;
-  private final List<AutoCloseable> started = new ArrayList<>();
-  private Path dir;
-  private List<String> namespaces;
+  private KipamProcesses processes;
 
   PoolStatusAndPressureIT(ControlPlane controlPlane, KubernetesClient client) {
     this.controlPlane = controlPlane;
@@ -56,27 +50,20 @@ class PoolStatusAndPressureIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    dir = Files.createTempDirectory("kipam-pool-status-it");
-    namespaces = NodeRig.namespaces(client, "poolst");
+    processes = new KipamProcesses(controlPlane, client, "poolst");
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    for (AutoCloseable c : started) {
-      c.close();
-    }
+    processes.close();
   }
 
   private OperatorProcess operator(String idleSeconds) {
-    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
-    started.add(operator);
-    return operator.startLeading(Map.of("KIPAM_BLOCK_IDLE_SECONDS", idleSeconds), WITHIN);
+    return processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", idleSeconds), WITHIN);
   }
 
   private NodeRig node(String pool) throws Exception {
-    NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, DAEMON);
-    started.add(rig);
-    return rig;
+    return processes.node(pool, DAEMON);
   }
 
   private String pool(String suffix, int blockSize) {

@@ -519,13 +519,12 @@ public final class Ledger {
 
   /**
    * How many addresses each of this node's blocks has taken: held by an IPAddress object (readable
-   * or not) or of uncertain state. Allocations still being written are not counted yet.
+   * or not), of uncertain state, or being written. An allocation being written counts: in
+   * host-prefix mode it is all a fresh block holds, and a count of 0 would let the operator ask for
+   * the block as idle. A write that fails is taken off the count at the next report.
    */
   public synchronized List<BlockUsage> blockUsage() {
-    Set<AddressKey> taken = new HashSet<>(holders.keySet());
-    taken.addAll(uncertain.keySet());
-    taken.addAll(unreadable.keySet());
-    return blocks.usage(taken);
+    return blocks.usage(inUse());
   }
 
   private Set<AddressKey> inUse() {

@@ -44,6 +44,23 @@ class BlockStatusReporterTest {
   }
 
   @Test
+  void anAddressBeingWrittenCountsAsAllocated() {
+    // In host-prefix mode a block is claimed for one ADD and holds nothing but the address being
+    // written: a count of 0 there would let an operator with a short idle delay ask for it.
+    PoolView hostPrefix = AllocatorTest.pool("p32", "10.0.1.0/28", 32, 0);
+    java.util.List<Long> seen = new java.util.ArrayList<>();
+    fixture.store.onCreate =
+        lease -> {
+          node.reporter.report();
+          seen.add(fixture.status.status(node.block("p32", lease.block())).allocated());
+        };
+
+    node.add(hostPrefix, 0);
+
+    assertThat(seen).containsExactly(1L);
+  }
+
+  @Test
   void aFirstChangeAfterQuietIsWrittenAtOnce() {
     Lease lease = node.add(pool, 0);
     node.reporter.report();

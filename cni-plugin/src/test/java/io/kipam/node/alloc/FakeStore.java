@@ -38,6 +38,10 @@ final class FakeStore implements AllocationStore {
   volatile boolean claimsTimeOut;
   volatile boolean lostBlockDeletes;
   volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
+
+  /** Runs as a create of an IPAddress arrives, before it is written. */
+  volatile java.util.function.Consumer<Lease> onCreate = lease -> {};
+
   private final Random random = new Random(11);
 
   @Override
@@ -67,6 +71,7 @@ final class FakeStore implements AllocationStore {
 
   @Override
   public Lease createAddress(Lease lease) {
+    onCreate.accept(lease);
     maybeFail();
     if (rejectCreates) {
       throw new RequestRejectedException(422, "spec.containerID: Too long (test)");

@@ -323,7 +323,19 @@ public final class NodeWatch implements AutoCloseable {
    * order; two watches' events about one block do not.
    */
   private void blockTaken(IPBlock block) {
-    ledger.blockTaken(block.getSpec().getPool(), Cidr.parse(block.getSpec().getCidr()));
+    String pool = block.getSpec().getPool();
+    Cidr cidr = Cidr.parse(block.getSpec().getCidr());
+    String uid = block.getMetadata().getUid();
+    if (block.getSpec().getParent() != null) {
+      ledger.subClaimSeen(pool, cidr, uid, block.getSpec().getParent());
+    } else {
+      ledger.slotSeen(
+          pool,
+          cidr,
+          uid,
+          Blocks.shared(block),
+          block.getMetadata().getDeletionTimestamp() != null);
+    }
   }
 
   private void blockGone(IPBlock block) {

@@ -132,7 +132,8 @@ public final class PoolPolicy {
           "IPPool " + name + " is invalid: " + e.getMessage());
     }
     int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    return new PoolView(name, layout, reuseDelay(spec), maxBlocks);
+    Integer nodes = pool.getStatus() == null ? null : pool.getStatus().getNodes();
+    return new PoolView(name, layout, reuseDelay(spec), maxBlocks, nodes);
   }
 
   /** How long a released address of the pool rests before reuse; 30 s unless the spec says. */

@@ -388,8 +388,12 @@ public final class Allocator {
       String uid;
       try {
         uid = store.claimSubClaim(pool.name(), ip, ledger.node(), slot);
+      } catch (WriteOutcomeUnknownException e) {
+        // If it happened, the node's block watch brings the sub-claim, which then goes back.
+        ledger.unreserve(address);
+        ledger.subClaimInDoubt(pool.name(), ip);
+        throw e;
       } catch (RuntimeException e) {
-        // As for a block claim: if it happened, the node's block watch brings the sub-claim.
         ledger.unreserve(address);
         throw e;
       }

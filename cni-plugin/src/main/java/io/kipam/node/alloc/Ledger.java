@@ -56,6 +56,7 @@ public final class Ledger {
   private final Clock clock;
   private final NodeBlocks blocks = new NodeBlocks();
   private final SharedSlots shared = new SharedSlots();
+  private final Set<AddressKey> subClaimsInDoubt = new HashSet<>();
   private final Map<String, Duration> reuseDelays = new HashMap<>();
   private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
   private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
@@ -117,8 +118,23 @@ public final class Ledger {
    */
   public synchronized void ownBlockSeen(BlockObject object) {
     NodeBlocks.Own own = blocks.seen(object, clock.instant());
-    if (own != null && !synced && object.ref().hostPrefix()) {
+    if (own == null || !object.ref().hostPrefix()) {
+      return;
+    }
+    AddressKey address = new AddressKey(object.ref().pool(), object.ref().cidr().network());
+    if (!synced || subClaimsInDoubt.remove(address)) {
       own.giveBack = true;
+    }
+  }
+
+  /**
+   * The create of the sub-claim of {@code ip} may have happened (its answer was lost) and the ADD
+   * that made it failed: if the node's block watch brings it, it goes back once its address is
+   * neither used nor resting.
+   */
+  public synchronized void subClaimInDoubt(String pool, IpAddress ip) {
+    if (subClaimsInDoubt.size() < MAX_TOMBSTONES) {
+      subClaimsInDoubt.add(new AddressKey(pool, ip));
     }
   }
 

@@ -156,7 +156,7 @@ public final class KubernetesStore implements AllocationStore {
     return Optional.ofNullable(fresh).map(KubernetesStore::slotState);
   }
 
-  static SlotState slotState(IPBlock block) {
+  private static SlotState slotState(IPBlock block) {
     return new SlotState(Blocks.shared(block), block.getMetadata().getDeletionTimestamp() != null);
   }
 

@@ -42,6 +42,10 @@ final class FakeStore implements AllocationStore {
 
   volatile boolean claimsTimeOut;
   volatile boolean lostBlockDeletes;
+
+  /** Sub-claims happen, and then their answer is lost. */
+  volatile boolean lostSubClaimAnswers;
+
   volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
   private final Random random = new Random(11);
 
@@ -70,6 +74,9 @@ final class FakeStore implements AllocationStore {
       return null;
     }
     onClaim.accept(new BlockRef(pool, host, uid));
+    if (lostSubClaimAnswers) {
+      throw new WriteOutcomeUnknownException("timeout after the sub-claim was sent (test)", null);
+    }
     return uid;
   }
 

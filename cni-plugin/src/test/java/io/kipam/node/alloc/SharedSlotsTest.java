@@ -185,4 +185,27 @@ class SharedSlotsTest {
     assertThat(slot.contains(second.ip())).as("node-b uses the same Shared slot").isTrue();
     assertThat(subClaims()).hasSize(2);
   }
+
+  @Test
+  void aSubClaimWhoseAnswerWasLostGoesBackWhenTheWatchBringsIt() {
+    seesShared(a, sharedSlotInStore());
+    fixture.store.lostSubClaimAnswers = true;
+
+    assertThatThrownBy(() -> a.add(oneSlot(null), 0))
+        .isInstanceOf(WriteOutcomeUnknownException.class);
+    String name = subClaimNames().get(0);
+    FakeStore.Block claim = fixture.store.blocks.get(name);
+    IpAddress ip = ResourceNames.parseBlockLabel(name.substring(2)).network();
+    a.ledger.ownBlockSeen(fixture.status.object(new BlockRef("p", Cidr.of(ip, 32), claim.uid())));
+    a.allocator.returnBlocks();
+
+    assertThat(subClaims()).isEmpty();
+  }
+
+  private List<String> subClaimNames() {
+    return fixture.store.blocks.entrySet().stream()
+        .filter(e -> e.getValue().parent() != null)
+        .map(java.util.Map.Entry::getKey)
+        .toList();
+  }
 }

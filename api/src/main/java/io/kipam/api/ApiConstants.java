@@ -15,6 +15,12 @@ public final class ApiConstants {
   public static final String LABEL_NODE = GROUP + "/node";
   public static final String LABEL_NETWORK = GROUP + "/network";
 
+  /**
+   * On a sub-claim: the block label of its slot, so a slot's sub-claims can be selected (the slot's
+   * name itself may be too long for a label value).
+   */
+  public static final String LABEL_PARENT = GROUP + "/parent";
+
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 
   /**

@@ -81,7 +81,7 @@ public final class NodeDaemon implements AutoCloseable {
     ledger = new Ledger(settings.node(), clock);
     journal =
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
-    watch = new NodeWatch(client, settings.node(), ledger);
+    watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
     WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
     Allocator allocator =
         new Allocator(

@@ -29,6 +29,9 @@ import java.util.Optional;
  *   <li>{@code KIPAM_RELEASE_ABANDON_SECONDS}: how long a block stays closed after its Ready answer
  *       when kipam-operator does not come back to the round; then the answer becomes Refused and
  *       the block opens again. Default 300, at least 1.
+ *   <li>{@code KIPAM_SHARED_SLOTS}: {@code true} lets the daemon claim a slot Shared from birth
+ *       when its pool has fewer unclaimed slots than {@code status.nodes} (docs/shared-slots.md);
+ *       default {@code false}. Sub-claims in Shared slots other daemons made are used either way.
  * </ul>
  */
 public record NodeSettings(
@@ -41,7 +44,8 @@ public record NodeSettings(
     double apiQps,
     int apiBurst,
     Duration blockStatusPeriod,
-    Duration releaseAbandonAfter) {
+    Duration releaseAbandonAfter,
+    boolean sharedSlots) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -61,6 +65,10 @@ public record NodeSettings(
     if (abandon.isZero()) {
       problems.add("KIPAM_RELEASE_ABANDON_SECONDS must be at least 1, not 0");
     }
+    String shared = env.getOrDefault("KIPAM_SHARED_SLOTS", "false");
+    if (!shared.equals("true") && !shared.equals("false")) {
+      problems.add("KIPAM_SHARED_SLOTS must be true or false, not " + shared);
+    }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -74,7 +82,8 @@ public record NodeSettings(
         qps,
         burst,
         blockStatus,
-        abandon);
+        abandon,
+        shared.equals("true"));
   }
 
   private static Duration seconds(

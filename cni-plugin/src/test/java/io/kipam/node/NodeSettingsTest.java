@@ -33,4 +33,18 @@ class NodeSettingsTest {
                     Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "soon")))
         .hasMessageContaining("KIPAM_BLOCK_STATUS_SECONDS must be a whole number of seconds");
   }
+
+  @Test
+  void sharedSlotsAreOffUnlessSetAndABadValueIsRefusedNamingTheVariable() {
+    assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).sharedSlots()).isFalse();
+    assertThat(
+            NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1", "KIPAM_SHARED_SLOTS", "true"))
+                .sharedSlots())
+        .isTrue();
+    assertThatThrownBy(
+            () ->
+                NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_SHARED_SLOTS", "yes")))
+        .hasMessageContaining("KIPAM_SHARED_SLOTS must be true or false, not yes");
+  }
 }

@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
 import java.util.Optional;
 
 /**
@@ -45,4 +46,25 @@ public interface AllocationStore {
    * lease.objectUid()}; succeeds when it is gone already.
    */
   void deleteAddress(Lease lease);
+
+  /**
+   * Creates the sub-claim of {@code ip} (a host-prefix IPBlock with {@code spec.parent}) in the
+   * slot {@code slot} of {@code pool}, held by {@code node}; returns the new object's UID, or null
+   * when someone holds the address already (409).
+   */
+  String claimSubClaim(String pool, IpAddress ip, String node, Cidr slot);
+
+  /**
+   * Claims {@code slot} Shared from birth: creates it without {@code spec.node}, then writes {@code
+   * status.mode: Shared} for readers (the absent node already makes it Shared, so a failure of that
+   * second write is only logged). Returns the new object's UID, or null when someone holds the slot
+   * (409).
+   */
+  String claimSharedSlot(String pool, Cidr slot);
+
+  /** The state of a slot, read straight from the API server (not from a cache). */
+  record SlotState(boolean shared, boolean deleting) {}
+
+  /** Reads the slot {@code slot} of {@code pool} afresh; empty when it does not exist. */
+  Optional<SlotState> readSlot(String pool, Cidr slot);
 }

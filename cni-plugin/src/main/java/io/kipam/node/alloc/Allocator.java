@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,8 +173,21 @@ public final class Allocator {
     for (int round = 0; ownAttempts < ATTEMPTS && round < ATTEMPTS * 8; round++) {
       Optional<Ledger.Pick> pick = ledger.reserveFree(pool, random);
       if (pick.isEmpty()) {
-        ownAttempts += claimBlock(pool, claimedHere) ? 1 : 0;
-        continue;
+        Claim claim = claimsExclusive(pool) ? claimBlock(pool, claimedHere, false) : Claim.NONE;
+        if (claim == Claim.NONE) {
+          pick = subClaim(pool, claimedHere);
+        }
+        if (pick.isEmpty() && claim == Claim.NONE && pool.nodes() != null) {
+          claim = claimBlock(pool, claimedHere, true);
+        }
+        if (pick.isEmpty()) {
+          if (claim == Claim.NONE) {
+            throw exhausted(
+                pool, "no unclaimed block is left, and no Shared slot has a free address");
+          }
+          ownAttempts += claim == Claim.CLAIMED ? 1 : 0;
+          continue;
+        }
       }
       ownAttempts++;
       Lease wanted =
@@ -239,21 +253,45 @@ public final class Allocator {
     }
   }
 
+  /** What a claim of a new slot did. */
+  private enum Claim {
+    /** This call claimed a slot. */
+    CLAIMED,
+    /** Another ADD of this node claimed one meanwhile; this one waited for it. */
+    WAITED,
+    /** No unclaimed slot is left (or this node may hold no more). */
+    NONE
+  }
+
   /**
-   * Claims one more block of {@code pool} for this node, unless another ADD is claiming one right
-   * now (then waits for that). Returns whether this call made a claim.
+   * Whether a new slot of {@code pool} is claimed Exclusive: while the pool's unclaimed slots are
+   * at least as many as the Nodes that may use it. With fewer, a node takes a free address of a
+   * Shared slot first, and claims a new slot Shared from birth only when there is none; with the
+   * number of Nodes unknown, always Exclusive.
    */
-  private boolean claimBlock(PoolView pool, List<BlockRef> claimedHere) {
+  private boolean claimsExclusive(PoolView pool) {
+    if (pool.nodes() == null) {
+      return true;
+    }
+    int nodes = Math.max(pool.nodes(), 1);
+    return ledger.unclaimedCount(pool, nodes) >= nodes;
+  }
+
+  /**
+   * Claims one more slot of {@code pool}, for this node or ({@code shared}) Shared from birth,
+   * unless another ADD is claiming one right now (then waits for that).
+   */
+  private Claim claimBlock(PoolView pool, List<BlockRef> claimedHere, boolean shared) {
     CompletableFuture<Void> mine = new CompletableFuture<>();
     CompletableFuture<Void> running = claims.putIfAbsent(pool.name(), mine);
     if (running != null) {
       awaitClaim(pool, running);
-      return false;
+      return Claim.WAITED;
     }
     try {
-      claimedHere.add(claimNewBlock(pool));
+      Claim claim = shared ? claimSharedSlot(pool) : claimNewBlock(pool, claimedHere);
       mine.complete(null);
-      return true;
+      return claim;
     } catch (RuntimeException e) {
       mine.completeExceptionally(e);
       throw e;
@@ -278,8 +316,8 @@ public final class Allocator {
     }
   }
 
-  private BlockRef claimNewBlock(PoolView pool) {
-    int held = ledger.ownBlocks(pool.name()).size();
+  private Claim claimNewBlock(PoolView pool, List<BlockRef> claimedHere) {
+    int held = ledger.ownSlots(pool);
     if (pool.maxBlocksPerNode() > 0 && held >= pool.maxBlocksPerNode()) {
       throw new AllocationException(
           AllocationException.Reason.BLOCK_LIMIT,
@@ -301,12 +339,98 @@ public final class Allocator {
       if (uid != null) {
         BlockRef claimed = new BlockRef(pool.name(), block, uid);
         ledger.blockClaimed(claimed);
+        claimedHere.add(claimed);
         log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
-        return claimed;
+        return Claim.CLAIMED;
       }
       ledger.blockTaken(pool.name(), block);
     }
-    throw exhausted(pool, "no unclaimed block is left");
+    return Claim.NONE;
+  }
+
+  /**
+   * Claims an unclaimed slot of {@code pool} Shared from birth: no node holds it, every node of the
+   * pool sub-claims its addresses. Never given back by this node (it is not this node's).
+   */
+  private Claim claimSharedSlot(PoolView pool) {
+    for (Cidr slot : ledger.unclaimedBlocks(pool, random, ATTEMPTS)) {
+      String uid = store.claimSharedSlot(pool.name(), slot);
+      if (uid != null) {
+        ledger.slotSeen(pool.name(), slot, uid, true, false);
+        log.info(
+            "claimed slot {} of pool {} Shared from birth (fewer unclaimed slots than the {} Nodes"
+                + " of the pool)",
+            slot,
+            pool.name(),
+            pool.nodes());
+        return Claim.CLAIMED;
+      }
+      ledger.blockTaken(pool.name(), slot);
+    }
+    return Claim.NONE;
+  }
+
+  /**
+   * Sub-claims a free address of a slot this node sees as Shared, moving on when another node won
+   * it (409). After the claim the slot is read afresh: when it is gone, being deleted, or not
+   * Shared, the sub-claim goes back at once (the other half of the two-sided check that lets a
+   * Shared slot leave the pool). Returns the address, reserved, with its sub-claim as block.
+   */
+  private Optional<Ledger.Pick> subClaim(PoolView pool, List<BlockRef> claimedHere) {
+    for (int i = 0; i < ATTEMPTS; i++) {
+      Optional<Ledger.Pick> pick = ledger.reserveShared(pool, random);
+      if (pick.isEmpty()) {
+        return Optional.empty();
+      }
+      Cidr slot = pick.get().block();
+      IpAddress ip = pick.get().ip();
+      AddressKey address = new AddressKey(pool.name(), ip);
+      String uid;
+      try {
+        uid = store.claimSubClaim(pool.name(), ip, ledger.node(), slot);
+      } catch (WriteOutcomeUnknownException e) {
+        // If it happened, the node's block watch brings the sub-claim, which then goes back.
+        ledger.unreserve(address);
+        ledger.subClaimInDoubt(pool.name(), ip);
+        throw e;
+      } catch (RuntimeException e) {
+        ledger.unreserve(address);
+        throw e;
+      }
+      if (uid == null) {
+        ledger.unreserve(address);
+        ledger.subClaimTaken(pool.name(), ip);
+        log.info("address {} of Shared slot {} is sub-claimed by another node", ip, slot);
+        continue;
+      }
+      BlockRef ref = new BlockRef(pool.name(), Cidr.of(ip, ip.family().bits()), uid);
+      ledger.blockClaimed(ref);
+      claimedHere.add(ref);
+      Optional<AllocationStore.SlotState> parent;
+      try {
+        parent = store.readSlot(pool.name(), slot);
+      } catch (RuntimeException e) {
+        ledger.unreserve(address); // the failed ADD gives the sub-claim back
+        throw e;
+      }
+      if (parent.isEmpty() || parent.get().deleting() || !parent.get().shared()) {
+        ledger.unreserve(address);
+        claimedHere.remove(ref);
+        ledger.slotUnusable(pool.name(), slot);
+        if (ledger.retireIfEmpty(ref)) {
+          deleteBlock(ref, "its slot " + slot + " is gone, being deleted or not Shared");
+        }
+        continue;
+      }
+      log.info(
+          "sub-claimed {} of Shared slot {} of pool {} for node {}",
+          ip,
+          slot,
+          pool.name(),
+          ledger.node());
+      return Optional.of(new Ledger.Pick(ref.cidr(), ip));
+    }
+    return Optional.empty();
   }
 
   private void giveBackIfEmpty(BlockRef claimed, RuntimeException failure) {

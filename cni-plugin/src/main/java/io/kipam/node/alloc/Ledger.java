@@ -55,6 +55,8 @@ public final class Ledger {
   private final String node;
   private final Clock clock;
   private final NodeBlocks blocks = new NodeBlocks();
+  private final SharedSlots shared = new SharedSlots();
+  private final Set<AddressKey> subClaimsInDoubt = new HashSet<>();
   private final Map<String, Duration> reuseDelays = new HashMap<>();
   private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
   private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
@@ -116,8 +118,23 @@ public final class Ledger {
    */
   public synchronized void ownBlockSeen(BlockObject object) {
     NodeBlocks.Own own = blocks.seen(object, clock.instant());
-    if (own != null && !synced && object.ref().hostPrefix()) {
+    if (own == null || !object.ref().hostPrefix()) {
+      return;
+    }
+    AddressKey address = new AddressKey(object.ref().pool(), object.ref().cidr().network());
+    if (!synced || subClaimsInDoubt.remove(address)) {
       own.giveBack = true;
+    }
+  }
+
+  /**
+   * The create of the sub-claim of {@code ip} may have happened (its answer was lost) and the ADD
+   * that made it failed: if the node's block watch brings it, it goes back once its address is
+   * neither used nor resting.
+   */
+  public synchronized void subClaimInDoubt(String pool, IpAddress ip) {
+    if (subClaimsInDoubt.size() < MAX_TOMBSTONES) {
+      subClaimsInDoubt.add(new AddressKey(pool, ip));
     }
   }
 
@@ -134,6 +151,91 @@ public final class Ledger {
    */
   public synchronized void blockGone(BlockRef ref) {
     blocks.gone(ref);
+    shared.gone(ref);
+  }
+
+  /**
+   * A slot of {@code pool} (any node's, or no node's), from the pool's block watch: {@code shared}
+   * when its {@code status.mode} is Shared or it has no {@code spec.node}; {@code deleting} when it
+   * has a deletionTimestamp.
+   */
+  public synchronized void slotSeen(
+      String pool, Cidr slot, String uid, boolean sharedSlot, boolean deleting) {
+    blocks.take(pool, slot);
+    shared.slotSeen(pool, new SharedSlots.Slot(slot, uid, sharedSlot, deleting));
+  }
+
+  /**
+   * A sub-claim of {@code pool} (any node's) of the address {@code host}, under the slot named
+   * {@code parent}, from the pool's block watch: its address is taken for every node, whatever this
+   * node knows of the parent.
+   */
+  public synchronized void subClaimSeen(String pool, Cidr host, String uid, String parent) {
+    blocks.take(pool, host);
+    shared.subClaimSeen(new AddressKey(pool, host.network()), uid, parent);
+  }
+
+  /**
+   * A fresh read found {@code slot} gone, being deleted or not Shared: nothing more is sub-claimed
+   * in it until the pool's block watch shows it Shared again.
+   */
+  public synchronized void slotUnusable(String pool, Cidr slot) {
+    shared.unusable(pool, slot);
+  }
+
+  /** A create of the sub-claim of {@code ip} answered 409: another node holds the address. */
+  public synchronized void subClaimTaken(String pool, IpAddress ip) {
+    shared.subClaimTaken(new AddressKey(pool, ip));
+  }
+
+  /**
+   * Picks a free address of a slot of {@code pool} this node sees as Shared (and not being
+   * deleted), at random, and reserves it: not sub-claimed by anyone, and free as {@link
+   * #reserveFree} means it. The caller then sub-claims it.
+   */
+  public synchronized Optional<Pick> reserveShared(PoolView pool, Random random) {
+    Instant now = clock.instant();
+    PoolLayout layout = pool.layout();
+    List<SharedSlots.Slot> slots = shared.usable(pool.name(), layout.blockSize());
+    Collections.shuffle(slots, random);
+    for (SharedSlots.Slot slot : slots) {
+      if (!layout.cidr().contains(slot.cidr())) {
+        continue;
+      }
+      List<IpAddress> free = new ArrayList<>();
+      if (layout.assignableCount(slot.cidr()).compareTo(SCAN_LIMIT) > 0) {
+        probe(pool, slot.cidr(), random, now).ifPresent(free::add);
+      } else {
+        for (IpAddress ip : layout.assignable(slot.cidr())) {
+          if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
+            free.add(ip);
+          }
+        }
+      }
+      if (!free.isEmpty()) {
+        IpAddress ip = free.get(random.nextInt(free.size()));
+        reserved.add(new AddressKey(pool.name(), ip));
+        return Optional.of(new Pick(slot.cidr(), ip));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * How many slots of {@code pool} nobody holds, counted up to {@code cap}: the rule that claims a
+   * slot Shared from birth compares it with the pool's number of Nodes.
+   */
+  public synchronized int unclaimedCount(PoolView pool, int cap) {
+    if (pool.layout().blockCount().compareTo(BigInteger.valueOf(65536)) > 0) {
+      return cap; // too many slots to be short of them
+    }
+    int n = 0;
+    for (Cidr block : pool.layout().usableBlocks()) {
+      if (!taken(pool.name(), block) && ++n >= cap) {
+        break;
+      }
+    }
+    return n;
   }
 
   /**
@@ -254,6 +356,15 @@ public final class Ledger {
     return blocks.cidrs(pool);
   }
 
+  /** This node's slots of {@code pool} (its blocks at the pool's block size, no sub-claim). */
+  public synchronized int ownSlots(PoolView pool) {
+    int n = 0;
+    for (Cidr block : blocks.cidrs(pool.name())) {
+      n += block.prefixLength() == pool.layout().blockSize() ? 1 : 0;
+    }
+    return n;
+  }
+
   public synchronized boolean taken(String pool, Cidr block) {
     return blocks.taken(pool, block);
   }
@@ -329,6 +440,7 @@ public final class Ledger {
         && !reserved.contains(key)
         && !uncertain.containsKey(key)
         && !unreadable.containsKey(key)
+        && !shared.subClaimed(key)
         && !resting.resting(key, pool.reuseDelay(), now);
   }
 

@@ -1,6 +1,7 @@
 package io.kipam.node.kube;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
@@ -15,6 +16,12 @@ final class Blocks {
         block.getSpec().getPool(),
         Cidr.parse(block.getSpec().getCidr()),
         block.getMetadata().getUid());
+  }
+
+  /** A slot is Shared when its status says so or it has no node (claimed Shared from birth). */
+  static boolean shared(IPBlock block) {
+    return block.getSpec().getNode() == null
+        || (block.getStatus() != null && block.getStatus().getMode() == BlockMode.Shared);
   }
 
   static BlockObject object(IPBlock block) {

@@ -13,7 +13,9 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -38,6 +40,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link AllocationStore} on the Kubernetes API: a block claim creates an IPBlock owned by its
@@ -51,6 +55,8 @@ import java.util.regex.Pattern;
  * RequestRejectedException}, with the API server's reason). Anything else propagates as it is.
  */
 public final class KubernetesStore implements AllocationStore {
+
+  private static final Logger log = LoggerFactory.getLogger(KubernetesStore.class);
 
   private static final Pattern LABEL_VALUE =
       Pattern.compile("^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$");
@@ -71,18 +77,100 @@ public final class KubernetesStore implements AllocationStore {
 
   @Override
   public String claimBlock(String pool, Cidr block, String node) {
+    return createBlock(
+        new IPBlockSpec(pool, block.toString(), node),
+        Map.of(
+            ApiConstants.LABEL_POOL, pool,
+            ApiConstants.LABEL_NODE, node,
+            ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)),
+        "claim block ");
+  }
+
+  @Override
+  public String claimSubClaim(String pool, IpAddress ip, String node, Cidr slot) {
+    Cidr host = Cidr.of(ip, ip.family().bits());
+    return createBlock(
+        IPBlockSpec.subClaim(pool, host.toString(), node, ResourceNames.blockName(pool, slot)),
+        Map.of(
+            ApiConstants.LABEL_POOL,
+            pool,
+            ApiConstants.LABEL_NODE,
+            node,
+            ApiConstants.LABEL_BLOCK,
+            ResourceNames.blockLabel(host),
+            ApiConstants.LABEL_PARENT,
+            ResourceNames.blockLabel(slot)),
+        "sub-claim ");
+  }
+
+  @Override
+  public String claimSharedSlot(String pool, Cidr slot) {
+    String uid =
+        createBlock(
+            new IPBlockSpec(pool, slot.toString(), null),
+            Map.of(
+                ApiConstants.LABEL_POOL,
+                pool,
+                ApiConstants.LABEL_BLOCK,
+                ResourceNames.blockLabel(slot)),
+            "claim Shared slot ");
+    if (uid == null) {
+      return null;
+    }
+    String name = ResourceNames.blockName(pool, slot);
+    try {
+      limiter.acquire();
+      client
+          .resources(IPBlock.class)
+          .withName(name)
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON),
+              Serialization.asJson(
+                  List.of(
+                      Map.of("op", "test", "path", "/metadata/uid", "value", uid),
+                      Map.of(
+                          "op",
+                          "add",
+                          "path",
+                          "/status",
+                          "value",
+                          Map.of("mode", BlockMode.Shared.name())))));
+    } catch (KubernetesClientException | StoreUnavailableException e) {
+      // The slot has no spec.node, which makes it Shared for every reader already.
+      log.warn("claimed slot {} Shared from birth but cannot write its status.mode: {}", name, e);
+    }
+    return uid;
+  }
+
+  @Override
+  public Optional<SlotState> readSlot(String pool, Cidr slot) {
+    String name = ResourceNames.blockName(pool, slot);
+    IPBlock fresh;
+    try {
+      limiter.acquire();
+      fresh = client.resources(IPBlock.class).withName(name).get();
+    } catch (KubernetesClientException e) {
+      throw translate("read IPBlock " + name, e, false);
+    }
+    return Optional.ofNullable(fresh).map(KubernetesStore::slotState);
+  }
+
+  private static SlotState slotState(IPBlock block) {
+    return new SlotState(Blocks.shared(block), block.getMetadata().getDeletionTimestamp() != null);
+  }
+
+  /** Creates an IPBlock owned by its pool and born protected; returns its UID, or null on 409. */
+  private String createBlock(IPBlockSpec spec, Map<String, String> labels, String what) {
     IPBlock object = new IPBlock();
+    String pool = spec.getPool();
     String uid = poolUid.apply(pool);
     var meta =
         new ObjectMetaBuilder()
-            .withName(ResourceNames.blockName(pool, block))
+            .withName(ResourceNames.blockName(pool, Cidr.parse(spec.getCidr())))
             // Born protected: whoever deletes it, it stays until its holder has given it back.
             .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, pool,
-                    ApiConstants.LABEL_NODE, node,
-                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)));
+            .withLabels(labels);
     if (uid != null) {
       meta.withOwnerReferences(
           new OwnerReferenceBuilder()
@@ -94,7 +182,7 @@ public final class KubernetesStore implements AllocationStore {
               .build());
     }
     object.setMetadata(meta.build());
-    object.setSpec(new IPBlockSpec(pool, block.toString(), node));
+    object.setSpec(spec);
     try {
       limiter.acquire();
       return client.resource(object).create().getMetadata().getUid();
@@ -102,7 +190,7 @@ public final class KubernetesStore implements AllocationStore {
       if (e.getCode() == 409) {
         return null;
       }
-      throw translate("claim block " + object.getMetadata().getName(), e, true);
+      throw translate(what + object.getMetadata().getName(), e, true);
     }
   }
 

@@ -49,7 +49,7 @@ public final class NodeWatch implements AutoCloseable {
   private final KubernetesClient client;
   private final String node;
   private final Ledger ledger;
-  private final PoolPolicy policy = new PoolPolicy();
+  private final PoolPolicy policy;
   private final List<SharedIndexInformer<?>> informers =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Map<String, CompletableFuture<Void>> poolBlocks = new ConcurrentHashMap<>();
@@ -58,10 +58,14 @@ public final class NodeWatch implements AutoCloseable {
   private SharedIndexInformer<Pod> pods;
   private SharedIndexInformer<Node> self;
 
-  public NodeWatch(KubernetesClient client, String node, Ledger ledger) {
+  /**
+   * @param sharedSlots {@code KIPAM_SHARED_SLOTS}, see {@link PoolPolicy#PoolPolicy(boolean)}
+   */
+  public NodeWatch(KubernetesClient client, String node, Ledger ledger, boolean sharedSlots) {
     this.client = client;
     this.node = node;
     this.ledger = ledger;
+    this.policy = new PoolPolicy(sharedSlots);
   }
 
   /**
@@ -323,7 +327,19 @@ public final class NodeWatch implements AutoCloseable {
    * order; two watches' events about one block do not.
    */
   private void blockTaken(IPBlock block) {
-    ledger.blockTaken(block.getSpec().getPool(), Cidr.parse(block.getSpec().getCidr()));
+    String pool = block.getSpec().getPool();
+    Cidr cidr = Cidr.parse(block.getSpec().getCidr());
+    String uid = block.getMetadata().getUid();
+    if (block.getSpec().getParent() != null) {
+      ledger.subClaimSeen(pool, cidr, uid, block.getSpec().getParent());
+    } else {
+      ledger.slotSeen(
+          pool,
+          cidr,
+          uid,
+          Blocks.shared(block),
+          block.getMetadata().getDeletionTimestamp() != null);
+    }
   }
 
   private void blockGone(IPBlock block) {

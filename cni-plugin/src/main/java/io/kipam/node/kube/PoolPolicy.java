@@ -23,6 +23,16 @@ import java.util.function.Supplier;
 public final class PoolPolicy {
 
   private final Map<String, CachedView> views = new ConcurrentHashMap<>();
+  private final boolean sharedSlots;
+
+  /**
+   * @param sharedSlots whether pools' {@code status.nodes} reaches the allocator, which claims a
+   *     slot Shared from birth when fewer slots than that are unclaimed ({@code
+   *     KIPAM_SHARED_SLOTS})
+   */
+  public PoolPolicy(boolean sharedSlots) {
+    this.sharedSlots = sharedSlots;
+  }
 
   /** A pool's parsed geometry, valid for exactly one object and generation. */
   private record CachedView(String uid, long generation, PoolView view) {}
@@ -113,7 +123,7 @@ public final class PoolPolicy {
     }
   }
 
-  private static PoolView view(IPPool pool) throws NodeWatch.PoolNotUsableException {
+  private PoolView view(IPPool pool) throws NodeWatch.PoolNotUsableException {
     String name = pool.getMetadata().getName();
     IPPoolSpec spec = pool.getSpec();
     PoolLayout layout;
@@ -132,7 +142,8 @@ public final class PoolPolicy {
           "IPPool " + name + " is invalid: " + e.getMessage());
     }
     int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    return new PoolView(name, layout, reuseDelay(spec), maxBlocks);
+    Integer nodes = !sharedSlots || pool.getStatus() == null ? null : pool.getStatus().getNodes();
+    return new PoolView(name, layout, reuseDelay(spec), maxBlocks, nodes);
   }
 
   /** How long a released address of the pool rests before reuse; 30 s unless the spec says. */

@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import java.util.Map;
 import java.util.Optional;
@@ -21,8 +22,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeStore implements AllocationStore {
 
-  /** A stored IPBlock. */
-  record Block(String node, String uid) {}
+  /** A stored IPBlock: its node (null on a slot Shared from birth), and its parent, if any. */
+  record Block(String node, String uid, String parent, boolean shared, boolean deleting) {
+    Block(String node, String uid) {
+      this(node, uid, null, false, false);
+    }
+  }
 
   final Map<String, Block> blocks = new ConcurrentHashMap<>();
   final Map<String, Lease> addresses = new ConcurrentHashMap<>();
@@ -37,6 +42,10 @@ final class FakeStore implements AllocationStore {
 
   volatile boolean claimsTimeOut;
   volatile boolean lostBlockDeletes;
+
+  /** Sub-claims happen, and then their answer is lost. */
+  volatile boolean lostSubClaimAnswers;
+
   volatile java.util.function.Consumer<BlockRef> onClaim = ref -> {};
 
   /** Runs as a create of an IPAddress arrives, before it is written. */
@@ -57,6 +66,39 @@ final class FakeStore implements AllocationStore {
     }
     onClaim.accept(new BlockRef(pool, block, uid));
     return uid;
+  }
+
+  @Override
+  public String claimSubClaim(String pool, IpAddress ip, String node, Cidr slot) {
+    maybeFail();
+    String uid = UUID.randomUUID().toString();
+    Cidr host = Cidr.of(ip, ip.family().bits());
+    Block block = new Block(node, uid, ResourceNames.blockName(pool, slot), false, false);
+    if (blocks.putIfAbsent(ResourceNames.blockName(pool, host), block) != null) {
+      return null;
+    }
+    onClaim.accept(new BlockRef(pool, host, uid));
+    if (lostSubClaimAnswers) {
+      throw new WriteOutcomeUnknownException("timeout after the sub-claim was sent (test)", null);
+    }
+    return uid;
+  }
+
+  @Override
+  public String claimSharedSlot(String pool, Cidr slot) {
+    maybeFail();
+    String uid = UUID.randomUUID().toString();
+    Block block = new Block(null, uid, null, true, false);
+    return blocks.putIfAbsent(ResourceNames.blockName(pool, slot), block) == null ? uid : null;
+  }
+
+  @Override
+  public Optional<SlotState> readSlot(String pool, Cidr slot) {
+    if (failWrites) {
+      throw new StoreUnavailableException("API server unreachable (test)", null);
+    }
+    return Optional.ofNullable(blocks.get(ResourceNames.blockName(pool, slot)))
+        .map(b -> new SlotState(b.shared() || b.node() == null, b.deleting()));
   }
 
   @Override

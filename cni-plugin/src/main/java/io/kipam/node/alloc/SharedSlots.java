@@ -1,0 +1,92 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a node knows of the slots of its pools and of their sub-claims, from the pools' block
+ * watches: which slots are Shared (and not being deleted), and which addresses a sub-claim holds,
+ * whoever's and under whatever parent. An address with a sub-claim is taken for every node: the
+ * holder of an Exclusive parent never hands it out from memory, and no node claims it again (holes
+ * 1 and 5 of the shared-slots design). Not thread-safe; the ledger calls it under its monitor.
+ */
+final class SharedSlots {
+
+  /** A slot of a pool: its object, and whether it is Shared and whether it is being deleted. */
+  record Slot(Cidr cidr, String uid, boolean shared, boolean deleting) {
+    boolean usable() {
+      return shared && !deleting;
+    }
+  }
+
+  /** A sub-claim: its object (null UID: a 409 told of it, no watch yet) and its parent's name. */
+  private record SubClaim(String uid, String parent) {}
+
+  private final Map<String, Map<Cidr, Slot>> slots = new HashMap<>();
+  private final Map<AddressKey, SubClaim> subClaims = new HashMap<>();
+
+  void slotSeen(String pool, Slot slot) {
+    slots.computeIfAbsent(pool, p -> new HashMap<>()).put(slot.cidr(), slot);
+  }
+
+  void subClaimSeen(AddressKey address, String uid, String parent) {
+    subClaims.put(address, new SubClaim(uid, parent));
+  }
+
+  /** A create of {@code address}'s sub-claim answered 409: someone holds it. */
+  void subClaimTaken(AddressKey address) {
+    subClaims.putIfAbsent(address, new SubClaim(null, null));
+  }
+
+  boolean subClaimed(AddressKey address) {
+    return subClaims.containsKey(address);
+  }
+
+  /**
+   * The block object {@code ref} is gone: its record goes, unless the record is of a newer object
+   * of the same name.
+   */
+  void gone(BlockRef ref) {
+    if (ref.hostPrefix()) {
+      AddressKey address = new AddressKey(ref.pool(), ref.cidr().network());
+      SubClaim known = subClaims.get(address);
+      if (known != null && (known.uid() == null || known.uid().equals(ref.uid()))) {
+        subClaims.remove(address);
+      }
+    }
+    Map<Cidr, Slot> ofPool = slots.get(ref.pool());
+    if (ofPool != null) {
+      Slot known = ofPool.get(ref.cidr());
+      if (known != null && Objects.equals(known.uid(), ref.uid())) {
+        ofPool.remove(ref.cidr());
+      }
+    }
+  }
+
+  /** The slots of {@code pool} that are Shared and not being deleted, at the pool's block size. */
+  List<Slot> usable(String pool, int blockSize) {
+    List<Slot> usable = new ArrayList<>();
+    for (Slot slot : slots.getOrDefault(pool, Map.of()).values()) {
+      if (slot.usable() && slot.cidr().prefixLength() == blockSize) {
+        usable.add(slot);
+      }
+    }
+    return usable;
+  }
+
+  /**
+   * A fresh read found {@code slot} gone, being deleted or not Shared: no address of it is
+   * sub-claimed again until the watch shows it otherwise.
+   */
+  void unusable(String pool, Cidr slot) {
+    Map<Cidr, Slot> ofPool = slots.get(pool);
+    Slot known = ofPool == null ? null : ofPool.get(slot);
+    if (known != null) {
+      ofPool.put(slot, new Slot(slot, known.uid(), known.shared(), true));
+    }
+  }
+}

@@ -80,12 +80,17 @@ final class NodeRig implements AutoCloseable {
    * retries a failed sandbox.
    */
   CniCall.Outcome add(String pool, int i) {
+    return add(List.of(pool), i);
+  }
+
+  /** ADD for pod {@code i} with one address from each of {@code pools}, as {@link #add}. */
+  CniCall.Outcome add(List<String> pools, int i) {
     return org.awaitility.Awaitility.await()
         .atMost(java.time.Duration.ofSeconds(10))
         .pollDelay(java.time.Duration.ZERO)
         .pollInterval(java.time.Duration.ofMillis(200))
         .until(
-            () -> call("ADD", pool, i),
+            () -> call("ADD", pools, i),
             o ->
                 o.ok()
                     || !(o.stdout().contains("\"code\":101")
@@ -93,10 +98,10 @@ final class NodeRig implements AutoCloseable {
   }
 
   CniCall.Outcome del(String pool, int i) {
-    return call("DEL", pool, i);
+    return call("DEL", List.of(pool), i);
   }
 
-  private CniCall.Outcome call(String command, String pool, int i) {
+  private CniCall.Outcome call(String command, List<String> pools, int i) {
     Pod pod =
         pods.computeIfAbsent(
             i,
@@ -111,7 +116,7 @@ final class NodeRig implements AutoCloseable {
             pod.getMetadata().getNamespace(),
             pod.getMetadata().getName(),
             pod.getMetadata().getUid()),
-        Cluster.config("1.1.0", daemon.socket.toString(), pool));
+        Cluster.config("1.1.0", daemon.socket.toString(), pools.toArray(String[]::new)));
   }
 
   /** Deletes pod {@code i}, as a user would; its IPAddresses go with it (garbage collector). */

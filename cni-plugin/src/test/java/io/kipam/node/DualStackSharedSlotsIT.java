@@ -1,0 +1,163 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A dual-stack pod network whose IPv6 side is sized exactly: a roomy IPv4 pool and an IPv6 pool of
+ * four small slots, used by six nodes (more nodes than slots, so the IPv6 slots are claimed Shared
+ * from birth and every IPv6 address is reachable from every node). More pods than IPv6 addresses
+ * ask for both families at once: each pod gets both or none, and a pod that got none holds no IPv4
+ * address either. Real kipam-operator and kipam-node processes; pods in three namespaces.
+ */
+@WithControlPlane
+class DualStackSharedSlotsIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(60);
+  private static final int NODES = 6;
+  private static final int PODS_PER_NODE = 4;
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private KipamProcesses processes;
+
+  DualStackSharedSlotsIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  @BeforeAll
+  static void installCrds(KubernetesClient client) {
+    KipamCrds.install(client);
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    processes = new KipamProcesses(controlPlane, client, "dual");
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    processes.close();
+  }
+
+  private List<IPAddress> addresses(String pool) {
+    return client
+        .resources(IPAddress.class)
+        .inAnyNamespace()
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems();
+  }
+
+  /**
+   * ADD retried on "no address left" (code 100) for a few seconds, as a runtime retries a sandbox:
+   * while other nodes race for the same addresses, one ADD may lose every address it tried.
+   */
+  private static CniCall.Outcome addRetried(NodeRig node, List<String> pools, int i)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    CniCall.Outcome outcome = node.add(pools, i);
+    while (!outcome.ok()
+        && outcome.stdout().contains("\"code\":100,")
+        && System.nanoTime() < deadline) {
+      Thread.sleep(500); // a runtime's back-off before it tries the sandbox again
+      outcome = node.add(pools, i);
+    }
+    return outcome;
+  }
+
+  private static String podOf(IPAddress a) {
+    return a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName();
+  }
+
+  @Test
+  void everyPodGetsBothFamiliesOrNoneWhenTheIpv6PoolIsExact() throws Exception {
+    processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
+    String v4 = Fixtures.uniqueName("dual4");
+    String v6 = Fixtures.uniqueName("dual6");
+    Cluster.poolReadiedByOperator(client, v4, Cluster.spec("10.205.0.0/24", 28, 0));
+    Cluster.poolReadiedByOperator(client, v6, Cluster.spec("fd00:205::/124", 126, 0));
+    int capacity =
+        Integer.parseInt(
+            client.resources(IPPool.class).withName(v6).get().getStatus().getCapacity());
+    List<NodeRig> nodes = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      nodes.add(processes.node(v4, Map.of("KIPAM_SHARED_SLOTS", "true")));
+    }
+    assertThat(NODES * PODS_PER_NODE).as("more pods than IPv6 addresses").isGreaterThan(capacity);
+
+    ExecutorService callers = Executors.newFixedThreadPool(NODES);
+    List<Future<List<CniCall.Outcome>>> perNode = new ArrayList<>();
+    try {
+      for (NodeRig node : nodes) {
+        perNode.add(
+            callers.submit(
+                () -> {
+                  List<CniCall.Outcome> outcomes = new ArrayList<>();
+                  for (int i = 0; i < PODS_PER_NODE; i++) {
+                    outcomes.add(addRetried(node, List.of(v4, v6), i));
+                  }
+                  return outcomes;
+                }));
+      }
+      int ok = 0;
+      for (Future<List<CniCall.Outcome>> f : perNode) {
+        for (CniCall.Outcome outcome : f.get()) {
+          if (outcome.ok()) {
+            ok++;
+          } else {
+            assertThat(outcome.stdout())
+                .as("a refused ADD is 'no address left'")
+                .contains("\"code\":100,");
+          }
+        }
+      }
+
+      List<IPAddress> held4 = addresses(v4);
+      List<IPAddress> held6 = addresses(v6);
+      System.out.printf(
+          "dual stack, exact IPv6 pool: %d of %d pods got both families (IPv6 capacity %d),"
+              + " %d IPv4 and %d IPv6 IPAddresses%n",
+          ok, NODES * PODS_PER_NODE, capacity, held4.size(), held6.size());
+      assertThat(ok).as("every IPv6 address serves a pod").isEqualTo(capacity);
+      Set<String> pods4 =
+          held4.stream().map(DualStackSharedSlotsIT::podOf).collect(Collectors.toSet());
+      Set<String> pods6 =
+          held6.stream().map(DualStackSharedSlotsIT::podOf).collect(Collectors.toSet());
+      assertThat(pods4).as("pods with an IPv4 address are those with an IPv6 one").isEqualTo(pods6);
+      assertThat(held4).hasSize(capacity);
+      assertThat(held6).hasSize(capacity);
+      assertThat(new HashSet<>(held6.stream().map(a -> a.getSpec().getIp()).toList()))
+          .as("no IPv6 address held twice")
+          .hasSize(capacity);
+      assertThat(held4.stream().map(a -> a.getMetadata().getNamespace()).distinct())
+          .as("pods in several namespaces")
+          .hasSizeGreaterThan(1);
+    } finally {
+      callers.shutdownNow();
+    }
+  }
+}

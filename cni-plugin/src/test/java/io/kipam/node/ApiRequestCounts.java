@@ -1,0 +1,74 @@
+package io.kipam.node;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Requests kube-apiserver served for kipam's resources, read from its own {@code
+ * apiserver_request_total}: what a benchmark counts, before and after a workload, to tell API
+ * writes per allocation.
+ */
+final class ApiRequestCounts {
+
+  private static final Pattern LINE =
+      Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$", Pattern.MULTILINE);
+
+  /** The requests of one kind: resource, subresource (empty for none) and verb. */
+  record Kind(String resource, String subresource, String verb) {
+    @Override
+    public String toString() {
+      return verb + " " + resource + (subresource.isEmpty() ? "" : "/" + subresource);
+    }
+  }
+
+  private final Map<Kind, Double> counts;
+
+  private ApiRequestCounts(Map<Kind, Double> counts) {
+    this.counts = counts;
+  }
+
+  /** The counts now, for the {@code kipam.io} group. */
+  static ApiRequestCounts read(KubernetesClient client) {
+    Map<Kind, Double> counts = new HashMap<>();
+    Matcher m = LINE.matcher(client.raw("/metrics"));
+    while (m.find()) {
+      String labels = m.group(1);
+      if (!labels.contains("group=\"kipam.io\"")) {
+        continue;
+      }
+      Kind kind =
+          new Kind(label(labels, "resource"), label(labels, "subresource"), label(labels, "verb"));
+      counts.merge(kind, Double.parseDouble(m.group(2)), Double::sum);
+    }
+    return new ApiRequestCounts(counts);
+  }
+
+  private static String label(String labels, String name) {
+    Matcher m = Pattern.compile("(?:^|,)" + name + "=\"([^\"]*)\"").matcher(labels);
+    return m.find() ? m.group(1) : "";
+  }
+
+  /** Requests since {@code before}, per kind, only kinds that changed. */
+  Map<Kind, Double> since(ApiRequestCounts before) {
+    Map<Kind, Double> delta = new HashMap<>();
+    counts.forEach(
+        (kind, n) -> {
+          double d = n - before.counts.getOrDefault(kind, 0.0);
+          if (d > 0) {
+            delta.put(kind, d);
+          }
+        });
+    return delta;
+  }
+
+  /** Write requests (create, update, patch, delete) among {@code delta}. */
+  static double writes(Map<Kind, Double> delta) {
+    return delta.entrySet().stream()
+        .filter(e -> e.getKey().verb().matches("POST|PUT|PATCH|DELETE|APPLY"))
+        .mapToDouble(Map.Entry::getValue)
+        .sum();
+  }
+}

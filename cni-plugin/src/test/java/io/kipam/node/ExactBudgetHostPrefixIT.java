@@ -1,0 +1,154 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A host-prefix pool sized exactly, over more nodes than addresses: a /28 in /32 blocks (14
+ * assignable addresses) used by 20 nodes. Fourteen nodes take one address each; once all are
+ * released, pods on the six nodes that never held one get every one of the 14 (retried on code 100
+ * as a runtime retries, for up to 60 s), none held twice, each in a host-prefix block of its own
+ * node. Real kipam-operator and kipam-node processes; pods in three namespaces.
+ */
+@WithControlPlane
+class ExactBudgetHostPrefixIT {
+
+  private static final int NODES = 20;
+  private static final int REUSE_DELAY_SECONDS = 3;
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private KipamProcesses processes;
+
+  ExactBudgetHostPrefixIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  @BeforeAll
+  static void installCrds(KubernetesClient client) {
+    KipamCrds.install(client);
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    processes = new KipamProcesses(controlPlane, client, "budget");
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    processes.close();
+  }
+
+  /** ADD retried on "no address left" (code 100) for up to 60 s, as a runtime retries. */
+  private static CniCall.Outcome addRetried(NodeRig node, String pool, int i)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    CniCall.Outcome outcome = node.add(pool, i);
+    while (!outcome.ok()
+        && outcome.stdout().contains("\"code\":100,")
+        && System.nanoTime() < deadline) {
+      Thread.sleep(500);
+      outcome = node.add(pool, i);
+    }
+    return outcome;
+  }
+
+  @Test
+  void podsOnNodesThatNeverHeldAnAddressGetEveryAddressOnceReleased() throws Exception {
+    processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), Duration.ofSeconds(60));
+    String pool = Fixtures.uniqueName("budget");
+    Cluster.poolReadiedByOperator(
+        client, pool, Cluster.spec("10.203.0.0/28", 32, REUSE_DELAY_SECONDS));
+    List<NodeRig> nodes = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      nodes.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1")));
+    }
+
+    for (int n = 0; n < 14; n++) {
+      CniCall.Outcome first = nodes.get(n).add(pool, 0);
+      assertThat(first.ok()).as(first.stdout()).isTrue();
+    }
+    assertThat(nodes.get(14).add(pool, 0).stdout())
+        .as("the 15th finds none")
+        .contains("\"code\":100,");
+    for (int n = 0; n < 14; n++) {
+      assertThat(nodes.get(n).del(pool, 0).ok()).isTrue();
+    }
+
+    List<NodeRig> newcomers = nodes.subList(14, NODES);
+    ExecutorService callers = Executors.newFixedThreadPool(newcomers.size());
+    List<Future<List<CniCall.Outcome>>> outcomes = new ArrayList<>();
+    try {
+      for (int k = 0; k < newcomers.size(); k++) {
+        NodeRig node = newcomers.get(k);
+        int pods = 14 / newcomers.size() + (k < 14 % newcomers.size() ? 1 : 0);
+        outcomes.add(
+            callers.submit(
+                () -> {
+                  List<CniCall.Outcome> mine = new ArrayList<>();
+                  for (int i = 1; i <= pods; i++) {
+                    mine.add(addRetried(node, pool, i));
+                  }
+                  return mine;
+                }));
+      }
+      int ok = 0;
+      for (Future<List<CniCall.Outcome>> f : outcomes) {
+        for (CniCall.Outcome o : f.get()) {
+          assertThat(o.ok()).as(o.stdout()).isTrue();
+          ok++;
+        }
+      }
+      System.out.printf(
+          "exact host-prefix pool: %d of 14 addresses reached pods on %d nodes that never held"
+              + " one%n",
+          ok, newcomers.size());
+    } finally {
+      callers.shutdownNow();
+    }
+
+    List<IPAddress> held =
+        client
+            .resources(IPAddress.class)
+            .inAnyNamespace()
+            .withLabel(ApiConstants.LABEL_POOL, pool)
+            .list()
+            .getItems();
+    assertThat(held).hasSize(14);
+    Set<String> ips = new HashSet<>();
+    for (IPAddress a : held) {
+      assertThat(ips.add(a.getSpec().getIp())).as("%s held twice", a.getSpec().getIp()).isTrue();
+      NodeRig holder =
+          newcomers.stream()
+              .filter(r -> r.node.equals(a.getSpec().getNode()))
+              .findFirst()
+              .orElseThrow();
+      assertThat(holder.blockOf(pool, a.getSpec().getIp()))
+          .as("a block of its own node")
+          .isPresent();
+    }
+    assertThat(held.stream().map(a -> a.getMetadata().getNamespace()).distinct())
+        .hasSizeGreaterThan(1);
+  }
+}

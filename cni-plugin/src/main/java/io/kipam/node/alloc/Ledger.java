@@ -356,11 +356,15 @@ public final class Ledger {
     return blocks.cidrs(pool);
   }
 
-  /** This node's slots of {@code pool} (its blocks at the pool's block size, no sub-claim). */
+  /**
+   * This node's Exclusive slots of {@code pool} (its blocks at the pool's block size, no sub-claim,
+   * none it converted to Shared: those are no longer its own to allocate in).
+   */
   public synchronized int ownSlots(PoolView pool) {
     int n = 0;
-    for (Cidr block : blocks.cidrs(pool.name())) {
-      n += block.prefixLength() == pool.layout().blockSize() ? 1 : 0;
+    for (NodeBlocks.Own own : blocks.of(pool.name())) {
+      boolean slot = own.ref().cidr().prefixLength() == pool.layout().blockSize();
+      n += slot && !own.object.shared() ? 1 : 0;
     }
     return n;
   }

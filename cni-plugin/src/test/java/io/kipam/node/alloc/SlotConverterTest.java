@@ -164,6 +164,23 @@ class SlotConverterTest {
   }
 
   @Test
+  void aConvertedSlotNoLongerCountsAgainstMaxBlocksPerNode() {
+    PoolView capped =
+        new PoolView("p", AllocatorTest.pool("p", "10.0.0.0/28", 29, 0).layout(), Duration.ZERO, 1);
+    BlockRef slot = slotWith(capped, 7);
+    assertThat(a.ledger.ownSlots(capped)).isEqualTo(1);
+
+    fixture.status.requestShare(slot, "t1");
+    converter.convert();
+    converter.convert();
+
+    assertThat(a.ledger.ownSlots(capped)).isZero();
+    assertThat(a.add(capped, 7).block().prefixLength())
+        .as("a new Exclusive slot within the cap")
+        .isEqualTo(29);
+  }
+
+  @Test
   void nothingHappensWithoutARequest() {
     PoolView pool = pool(0);
     BlockRef slot = slotWith(pool, 2);

@@ -7,6 +7,7 @@ import io.kipam.node.alloc.Allocator;
 import io.kipam.node.alloc.BlockStatusReporter;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.ReleaseResponder;
+import io.kipam.node.alloc.SlotConverter;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
@@ -83,15 +84,12 @@ public final class NodeDaemon implements AutoCloseable {
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
     WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
-    Allocator allocator =
-        new Allocator(
-            ledger,
-            new KubernetesStore(client, watch::poolUid, limiter),
-            new SecureRandom(),
-            settings.settleAfter());
+    KubernetesStore store = new KubernetesStore(client, watch::poolUid, limiter);
+    Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =
         new ReleaseResponder(ledger, blockStatus, clock, settings.releaseAbandonAfter());
+    SlotConverter converter = new SlotConverter(ledger, store, blockStatus);
     BlockStatusReporter reporter =
         new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
     PrometheusRegistry registry = new PrometheusRegistry();
@@ -107,6 +105,7 @@ public final class NodeDaemon implements AutoCloseable {
     blocks = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-blocks"));
     blocks.scheduleWithFixedDelay(
         () -> {
+          guarded("converting slots to Shared", converter::convert);
           guarded("answering release requests", responder::respond);
           guarded("giving back blocks", allocator::returnBlocks);
           guarded("writing block status", reporter::report);

@@ -23,6 +23,8 @@ import java.util.Map;
  *   <li>{@code kipam_block_releases_total{outcome}}: {@code requested}, {@code released}, {@code
  *       refused}, {@code cleared}, {@code blocked} (Ready but an IPAddress still exists), {@code
  *       node_gone} (a deleted Node's block removed).
+ *   <li>{@code kipam_slot_conversions_total{outcome}}: {@code requested} (an Exclusive slot asked
+ *       to become Shared).
  *   <li>{@code kipam_operator_leader}: 1 while this instance holds the Lease.
  * </ul>
  */
@@ -54,6 +56,12 @@ public final class OperatorMetrics implements Metrics {
       Counter.builder()
           .name("kipam_block_releases_total")
           .help("Block release decisions, by outcome")
+          .labelNames("outcome")
+          .register(registry);
+  private final Counter conversions =
+      Counter.builder()
+          .name("kipam_slot_conversions_total")
+          .help("Requests that an Exclusive slot become Shared, by outcome")
           .labelNames("outcome")
           .register(registry);
   private final Gauge leader =
@@ -123,6 +131,10 @@ public final class OperatorMetrics implements Metrics {
 
   public void release(String outcome) {
     releases.labelValues(outcome).inc();
+  }
+
+  public void conversion(String outcome) {
+    conversions.labelValues(outcome).inc();
   }
 
   public void leader(boolean leading) {

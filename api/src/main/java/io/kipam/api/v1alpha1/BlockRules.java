@@ -71,4 +71,10 @@ final class BlockRules {
   static final String SUB_CLAIM_HAS_NO_MODE_MESSAGE =
       "status.mode is for slots: a sub-claim (spec.parent set) is one address of one node and has"
           + " no mode";
+
+  static final String SHARE_ONLY_ON_SLOTS =
+      "!has(self.spec) || !has(self.spec.parent) || !has(self.status) || !has(self.status.share)";
+  static final String SHARE_ONLY_ON_SLOTS_MESSAGE =
+      "status.share is for slots: a sub-claim (spec.parent set) is one address already claimed"
+          + " on its own and cannot be converted";
 }

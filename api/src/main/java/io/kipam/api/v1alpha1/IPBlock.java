@@ -64,6 +64,9 @@ import io.kipam.api.ApiConstants;
 @ValidationRule(
     value = BlockRules.SUB_CLAIM_HAS_NO_MODE,
     message = BlockRules.SUB_CLAIM_HAS_NO_MODE_MESSAGE)
+@ValidationRule(
+    value = BlockRules.SHARE_ONLY_ON_SLOTS,
+    message = BlockRules.SHARE_ONLY_ON_SLOTS_MESSAGE)
 public class IPBlock extends CustomResource<IPBlockSpec, IPBlockStatus> {
 
   public static final String KIND = "IPBlock";

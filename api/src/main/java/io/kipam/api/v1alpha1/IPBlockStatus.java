@@ -22,6 +22,12 @@ public class IPBlockStatus {
   @JsonPropertyDescription("The release handshake, when the operator has asked for the block back.")
   private BlockRelease release;
 
+  @JsonPropertyDescription(
+      "kipam-operator's request to convert this Exclusive slot to Shared; the holder answers by"
+          + " writing status.mode: Shared once it has sub-claimed every address it holds. Kept"
+          + " afterwards as a record. Only on a slot, never on a sub-claim.")
+  private BlockShare share;
+
   @JsonPropertyDescription("Conditions of the block, e.g. Duplicate when an address is held twice.")
   private List<Condition> conditions = new ArrayList<>();
 
@@ -47,6 +53,14 @@ public class IPBlockStatus {
 
   public void setRelease(BlockRelease release) {
     this.release = release;
+  }
+
+  public BlockShare getShare() {
+    return share;
+  }
+
+  public void setShare(BlockShare share) {
+    this.share = share;
   }
 
   public List<Condition> getConditions() {

@@ -200,6 +200,28 @@ class BlockAdmissionIT {
     assertThat(client.resource(counted).updateStatus().getStatus().getAllocated()).isEqualTo(1L);
   }
 
+  @Test
+  void aConversionRequestIsForSlotsOnly() {
+    IPBlock exclusive = client.resource(slot("10.30.8.0/26", "node-a")).create();
+    IPBlock parent = client.resource(slot("10.30.8.64/26", null)).create();
+    IPBlock sub = client.resource(subClaim("10.30.8.67", "node-a", name(parent))).create();
+
+    assertThat(writeShare(exclusive).getStatus().getShare().getRequestedAt())
+        .isEqualTo("2026-01-01T00:00:00Z");
+    expectRefusal("sub-claim asked to convert", () -> writeShare(sub), SHARE_ONLY_ON_SLOTS);
+  }
+
+  private IPBlock writeShare(IPBlock block) {
+    IPBlock current = fresh(block);
+    if (current.getStatus() == null) {
+      current.setStatus(new IPBlockStatus());
+    }
+    BlockShare share = new BlockShare();
+    share.setRequestedAt("2026-01-01T00:00:00Z");
+    current.getStatus().setShare(share);
+    return client.resource(current).updateStatus();
+  }
+
   private IPBlock writeMode(IPBlock block, BlockMode mode) {
     IPBlock current = fresh(block);
     if (current.getStatus() == null) {
@@ -256,4 +278,5 @@ class BlockAdmissionIT {
   private static final String NODELESS_IS_SHARED =
       "status.mode of a block without spec.node must be Shared";
   private static final String SUB_CLAIM_HAS_NO_MODE = "status.mode is for slots";
+  private static final String SHARE_ONLY_ON_SLOTS = "status.share is for slots";
 }

@@ -563,9 +563,10 @@ public final class Allocator {
         lease.pod().namespace(),
         lease.pod().name());
     // In host-prefix mode the block is the allocation: it goes back with its address (once the
-    // address has rested), so any node can claim it.
+    // address has rested), so any node can claim it. So does the sub-claim of an address of a
+    // slot this node converted to Shared, whose IPAddress still names the slot as its block.
     ledger
-        .retireIdleHostBlock(lease.pool(), lease.block())
+        .retireIdleHostBlock(lease.pool(), Cidr.of(lease.ip(), lease.ip().family().bits()))
         .ifPresent(
             ref -> {
               try {

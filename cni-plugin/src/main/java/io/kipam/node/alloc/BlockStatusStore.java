@@ -25,6 +25,14 @@ public interface BlockStatusStore {
   String answerRelease(BlockRef ref, String resourceVersion, ReleaseAnswer answer);
 
   /**
+   * Writes {@code status.mode: Shared} into the slot {@code ref}, the holder's answer to
+   * kipam-operator's request to convert it, if the slot is still that object (its UID) and still
+   * carries the request of the round {@code shareRequestedAt}. Returns false when it is not (gone,
+   * another object, the request withdrawn or replaced); then nothing was written.
+   */
+  boolean writeShared(BlockRef ref, String shareRequestedAt);
+
+  /**
    * The daemon's answer to one release request: {@code Ready} or {@code Refused}, for the round
    * {@code requestedAt} (kept as the operator wrote it), when ({@code respondedAt}, RFC 3339), and
    * why a refusal ({@code reason}; null for Ready).

@@ -356,11 +356,15 @@ public final class Ledger {
     return blocks.cidrs(pool);
   }
 
-  /** This node's slots of {@code pool} (its blocks at the pool's block size, no sub-claim). */
+  /**
+   * This node's Exclusive slots of {@code pool} (its blocks at the pool's block size, no sub-claim,
+   * none it converted to Shared: those are no longer its own to allocate in).
+   */
   public synchronized int ownSlots(PoolView pool) {
     int n = 0;
-    for (Cidr block : blocks.cidrs(pool.name())) {
-      n += block.prefixLength() == pool.layout().blockSize() ? 1 : 0;
+    for (NodeBlocks.Own own : blocks.of(pool.name())) {
+      boolean slot = own.ref().cidr().prefixLength() == pool.layout().blockSize();
+      n += slot && !own.object.shared() ? 1 : 0;
     }
     return n;
   }
@@ -450,9 +454,14 @@ public final class Ledger {
     leaseSeen(lease);
   }
 
-  /** The allocation of a reserved address certainly did not happen: the address is free again. */
+  /**
+   * The allocation of a reserved address certainly did not happen: the address is free again. A
+   * sub-claim this node holds of it (one a conversion made while the allocation was in flight) goes
+   * back once the address is neither used nor resting.
+   */
   public synchronized void unreserve(AddressKey address) {
     reserved.remove(address);
+    blocks.giveBackHost(address);
   }
 
   /**
@@ -624,6 +633,62 @@ public final class Ledger {
    */
   public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
     blocks.answered(decided, written, clock.instant());
+  }
+
+  /**
+   * A slot of this node that kipam-operator asked to become Shared, and the addresses of it this
+   * node holds or might hold (held, reserved, uncertain, unreadable, or resting after a release)
+   * that no sub-claim covers yet. When {@code missing} is empty the slot may be written Shared.
+   */
+  public record Conversion(BlockObject slot, List<IpAddress> missing) {}
+
+  /**
+   * The conversions to carry out now: this node's slots whose {@code status.share} the block watch
+   * has shown and whose {@code status.mode} is not Shared yet. Such a slot is closed since the
+   * request was seen, so {@code missing} can only shrink. None before the ledger has synced: an
+   * address held in the slot may not have reached it yet.
+   */
+  public synchronized List<Conversion> pendingConversions() {
+    if (!synced) {
+      return List.of();
+    }
+    List<NodeBlocks.Own> converting = blocks.converting();
+    if (converting.isEmpty()) {
+      return List.of();
+    }
+    Set<AddressKey> wanted = inUse();
+    wanted.addAll(restingAddresses());
+    List<Conversion> conversions = new ArrayList<>();
+    for (NodeBlocks.Own slot : converting) {
+      BlockRef ref = slot.ref();
+      List<IpAddress> missing = new ArrayList<>();
+      for (AddressKey address : wanted) {
+        if (!address.pool().equals(ref.pool()) || !ref.cidr().contains(address.ip())) {
+          continue;
+        }
+        NodeBlocks.Own host =
+            blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
+        boolean covered = host != null ? !host.retiring : shared.subClaimed(address);
+        if (!covered) {
+          missing.add(address.ip());
+        }
+      }
+      missing.sort(null);
+      conversions.add(new Conversion(slot.object, missing));
+    }
+    return conversions;
+  }
+
+  /**
+   * A conversion created the sub-claim {@code ref} of one address of a slot of this node: it is
+   * this node's like any sub-claim, and goes back once its address is neither used nor resting (it
+   * may have been taken for an allocation that then failed).
+   */
+  public synchronized void conversionSubClaimed(BlockRef ref) {
+    NodeBlocks.Own own = blocks.claimed(ref);
+    if (own != null) {
+      own.giveBack = true;
+    }
   }
 
   /** One of this node's blocks and how many of its addresses are taken. */

@@ -186,16 +186,49 @@ final class NodeBlocks {
     return all;
   }
 
-  /** This node's block of {@code pool} that contains {@code ip}, if any. */
+  /**
+   * This node's block of {@code pool} that contains {@code ip}, if any: its sub-claim of the
+   * address rather than the slot it lies in, when this node holds both (a slot it converted to
+   * Shared).
+   */
   Own containing(AddressKey address) {
     TreeMap<Cidr, Own> blocks = own.get(address.pool());
     if (blocks == null) {
       return null;
     }
+    // Blocks sort by network, then prefix: a slot comes before the sub-claims inside it, so the
+    // walk down from the address passes only this node's sub-claims of lower addresses first.
     var candidate = blocks.floorEntry(Cidr.of(address.ip(), address.ip().family().bits()));
-    return candidate != null && candidate.getKey().contains(address.ip())
-        ? candidate.getValue()
-        : null;
+    while (candidate != null) {
+      Cidr block = candidate.getKey();
+      if (block.contains(address.ip())) {
+        return candidate.getValue();
+      }
+      if (block.prefixLength() != block.family().bits()) {
+        return null;
+      }
+      candidate = blocks.lowerEntry(block);
+    }
+    return null;
+  }
+
+  /** Marks this node's host-prefix block of {@code address}, if any, to go back once idle. */
+  void giveBackHost(AddressKey address) {
+    Own own = get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
+    if (own != null) {
+      own.giveBack = true;
+    }
+  }
+
+  /** This node's slots whose conversion to Shared kipam-operator has asked for. */
+  List<Own> converting() {
+    List<Own> converting = new ArrayList<>();
+    for (Own own : all()) {
+      if (own.object.converting() && !own.retiring) {
+        converting.add(own);
+      }
+    }
+    return converting;
   }
 
   // ---- decisions, on the sets of addresses the ledger passes ----

@@ -108,7 +108,15 @@ public final class ReleaseResponder {
     ledger.releaseAnswered(
         block,
         new BlockObject(
-            ref, version, true, state, block.requestedAt(), block.allocated(), block.deleting()));
+            ref,
+            version,
+            true,
+            state,
+            block.requestedAt(),
+            block.allocated(),
+            block.deleting(),
+            block.shared(),
+            block.shareRequestedAt()));
     if (ready) {
       Checkpoint.reach("daemon-answered");
     }

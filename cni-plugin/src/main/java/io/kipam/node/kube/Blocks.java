@@ -34,6 +34,8 @@ final class Blocks {
         release == null ? null : release.getState(),
         release == null ? null : release.getRequestedAt(),
         status == null ? null : status.getAllocated(),
-        block.getMetadata().getDeletionTimestamp() != null);
+        block.getMetadata().getDeletionTimestamp() != null,
+        status != null && status.getMode() == BlockMode.Shared,
+        status == null || status.getShare() == null ? null : status.getShare().getRequestedAt());
   }
 }

@@ -24,6 +24,8 @@ import java.util.Map;
  *       ignores a UID in a merge patch of the status subresource). A block without a status gets
  *       one only if it is still at the resourceVersion it was seen at, so a status written
  *       meanwhile is never replaced.
+ *   <li>{@code status.mode: Shared}, the answer to a conversion request: a JSON patch that tests
+ *       the UID and that the request still stands.
  *   <li>A release answer: a JSON merge patch of {@code status.release} carrying the resourceVersion
  *       it was decided on (which also tells one object from another).
  * </ul>
@@ -73,6 +75,20 @@ public final class KubernetesBlockStatus implements BlockStatusStore {
                 "status", Map.of("release", release)));
     // 409: changed since it was decided on (or another object).
     return patch(ref, PatchType.JSON_MERGE, body, 409, "answer the release request of");
+  }
+
+  @Override
+  public boolean writeShared(BlockRef ref, String shareRequestedAt) {
+    // Tests, not a resourceVersion: this node's own status.allocated writes change the version
+    // often, while only the object and the standing request matter (the slot is closed on this
+    // node since the request was seen, and mode never goes back).
+    List<Map<String, Object>> ops =
+        List.of(
+            op("test", "/metadata/uid", ref.uid()),
+            op("test", "/status/share/requestedAt", shareRequestedAt),
+            op("add", "/status/mode", "Shared"));
+    return patch(ref, PatchType.JSON, Serialization.asJson(ops), 422, "write status.mode of")
+        != null;
   }
 
   private static Map<String, Object> op(String op, String path, Object value) {

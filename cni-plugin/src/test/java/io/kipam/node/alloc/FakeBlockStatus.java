@@ -21,7 +21,30 @@ final class FakeBlockStatus implements BlockStatusStore {
       ReleaseState release,
       String requestedAt,
       String respondedAt,
-      String reason) {}
+      String reason,
+      boolean shared,
+      String shareRequestedAt) {
+    Status(
+        long version,
+        Long allocated,
+        ReleaseState release,
+        String requestedAt,
+        String respondedAt,
+        String reason) {
+      this(version, allocated, release, requestedAt, respondedAt, reason, false, null);
+    }
+
+    Status with(
+        long version,
+        Long allocated,
+        ReleaseState release,
+        String requestedAt,
+        String respondedAt,
+        String reason) {
+      return new Status(
+          version, allocated, release, requestedAt, respondedAt, reason, shared, shareRequestedAt);
+    }
+  }
 
   private static final Status NONE = new Status(0, null, null, null, null, null);
 
@@ -65,8 +88,7 @@ final class FakeBlockStatus implements BlockStatusStore {
     Status s = status(ref);
     put(
         ref,
-        new Status(
-            ++versions, allocated, s.release(), s.requestedAt(), s.respondedAt(), s.reason()));
+        s.with(++versions, allocated, s.release(), s.requestedAt(), s.respondedAt(), s.reason()));
     return true;
   }
 
@@ -81,7 +103,7 @@ final class FakeBlockStatus implements BlockStatusStore {
     }
     answers.incrementAndGet();
     Status answered =
-        new Status(
+        s.with(
             ++versions,
             s.allocated(),
             answer.state(),
@@ -98,16 +120,60 @@ final class FakeBlockStatus implements BlockStatusStore {
       return false;
     }
     Status s = status(ref);
+    put(ref, s.with(++versions, s.allocated(), ReleaseState.Requested, requestedAt, null, "idle"));
+    return true;
+  }
+
+  @Override
+  public synchronized boolean writeShared(BlockRef ref, String shareRequestedAt) {
+    fail();
+    Status s = status(ref);
+    if (holder(ref) == null || !shareRequestedAt.equals(s.shareRequestedAt())) {
+      conflicts.incrementAndGet();
+      return false;
+    }
     put(
         ref,
-        new Status(++versions, s.allocated(), ReleaseState.Requested, requestedAt, null, "idle"));
+        new Status(
+            ++versions,
+            s.allocated(),
+            s.release(),
+            s.requestedAt(),
+            s.respondedAt(),
+            s.reason(),
+            true,
+            s.shareRequestedAt()));
+    FakeStore.Block block = store.blocks.get(ref.name());
+    store.blocks.put(
+        ref.name(),
+        new FakeStore.Block(block.node(), block.uid(), block.parent(), true, block.deleting()));
+    return true;
+  }
+
+  /** The operator asks for the slot {@code ref} to become Shared; false when it is gone. */
+  synchronized boolean requestShare(BlockRef ref, String requestedAt) {
+    if (holder(ref) == null) {
+      return false;
+    }
+    Status s = status(ref);
+    put(
+        ref,
+        new Status(
+            ++versions,
+            s.allocated(),
+            s.release(),
+            s.requestedAt(),
+            s.respondedAt(),
+            s.reason(),
+            s.shared(),
+            requestedAt));
     return true;
   }
 
   /** The operator changes its mind: the release is cleared. */
   synchronized void clear(BlockRef ref) {
     if (holder(ref) != null) {
-      put(ref, new Status(++versions, status(ref).allocated(), null, null, null, null));
+      put(ref, status(ref).with(++versions, status(ref).allocated(), null, null, null, null));
     }
   }
 
@@ -143,7 +209,10 @@ final class FakeBlockStatus implements BlockStatusStore {
         statuses.containsKey(ref),
         s.release(),
         s.requestedAt(),
-        s.allocated());
+        s.allocated(),
+        false,
+        s.shared(),
+        s.shareRequestedAt());
   }
 
   /** The node holding {@code ref}, or null when it is gone or another object has its name. */

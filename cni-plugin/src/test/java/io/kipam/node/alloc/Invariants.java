@@ -2,6 +2,7 @@ package io.kipam.node.alloc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kipam.api.net.ResourceNames;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -35,6 +36,15 @@ final class Invariants {
       assertThat(block.node())
           .as("%s is in its node's block", stored.ip())
           .isEqualTo(stored.node());
+      if (block.shared()) {
+        // A slot converted to Shared: its former holder keeps its addresses through sub-claims.
+        FakeStore.Block subClaim =
+            store.blocks.get(ResourceNames.subClaimName(stored.pool(), stored.ip()));
+        assertThat(subClaim)
+            .as("%s of a converted slot is held through a sub-claim", stored.ip())
+            .isNotNull();
+        assertThat(subClaim.node()).as("the sub-claim of %s", stored.ip()).isEqualTo(stored.node());
+      }
     }
     int leases = 0;
     for (Ledger ledger : ledgers) {

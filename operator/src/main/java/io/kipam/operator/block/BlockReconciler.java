@@ -134,6 +134,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       }
       return recheckAfter(steps.nodeGone(block).recheck());
     }
+    if (SlotConversion.underWay(block)) {
+      // Its holder is making it Shared: no release round may start meanwhile.
+      return UpdateControl.noUpdate();
+    }
     ReleasePlan plan = planner.plan(block, memory, now);
     if (plan instanceof ReleasePlan.Wait wait) {
       steps.reportRefusal(block);

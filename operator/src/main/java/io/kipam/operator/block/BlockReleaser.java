@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.BlockShare;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockStatus;
 import io.kipam.api.v1alpha1.ReleaseState;
@@ -93,6 +94,31 @@ final class BlockReleaser {
     return Optional.of(round);
   }
 
+  /**
+   * Writes {@code status.share}: asks the slot's holder to convert it to Shared. Returns false on a
+   * conflict (the slot changed since the decision; the next reconcile decides again).
+   */
+  boolean requestShare(IPBlock slot, String reason, Instant now) {
+    BlockShare share = new BlockShare();
+    share.setRequestedAt(now.truncatedTo(ChronoUnit.MILLIS).toString());
+    share.setReason(reason);
+    IPBlock copy = client.getKubernetesSerialization().clone(slot);
+    copy.getStatus().setShare(share);
+    if (!writeStatus(slot, copy)) {
+      return false;
+    }
+    String name = slot.getMetadata().getName();
+    String node = slot.getSpec().getNode();
+    log.info("asked node {} to convert IPBlock {} to Shared: {}", node, name, reason);
+    metrics.conversion("requested");
+    events.record(
+        slot,
+        EventRecorder.Type.Normal,
+        "ConversionRequested",
+        "asked node " + node + " to make the slot Shared: " + reason);
+    return true;
+  }
+
   /** Clears a refused round; returns false on a conflict. */
   boolean clear(IPBlock block, String round) {
     if (!writeRelease(block, null)) {
@@ -172,6 +198,10 @@ final class BlockReleaser {
       copy.setStatus(new IPBlockStatus());
     }
     copy.getStatus().setRelease(release);
+    return writeStatus(block, copy);
+  }
+
+  private boolean writeStatus(IPBlock block, IPBlock copy) {
     try {
       // The copy carries the cached resourceVersion: the write fails if the block changed since.
       client.resource(copy).updateStatus();

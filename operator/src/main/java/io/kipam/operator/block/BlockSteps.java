@@ -72,6 +72,10 @@ final class BlockSteps {
     releaser.request(block, reason, now);
   }
 
+  void requestShare(IPBlock slot, String reason, Instant now) {
+    releaser.requestShare(slot, reason, now);
+  }
+
   void clear(IPBlock block, String round, Instant now) {
     reportRefusal(block);
     if (releaser.clear(block, round)) {

@@ -12,7 +12,9 @@ import java.util.function.Function;
 /**
  * Looks, when a block reports addresses in use, whether its node is short in its pool ({@link
  * PoolPressure}) and if so asks at once for an empty block of another node, so that capacity moves
- * to where it is needed.
+ * to where it is needed; when there is none, asks the Exclusive slot with the most free addresses
+ * to become Shared ({@link SlotConversion}). A sub-claim reporting its address also looks: its node
+ * needed an address beyond its own slots, and the next Shared slot may be needed.
  */
 final class PressureRelief {
 
@@ -39,23 +41,39 @@ final class PressureRelief {
     } catch (IllegalArgumentException e) {
       return;
     }
-    if (!PoolPressure.full(block, layout)) {
+    // A full slot, or a sub-claim (its node needed an address beyond its own slots).
+    boolean subClaim = Blocks.subClaim(block);
+    if (!subClaim && !PoolPressure.full(block, layout)) {
       return;
     }
     String name = pool.get().getMetadata().getName();
     List<IPBlock> siblings =
         poolBlocks.apply(name).stream().filter(b -> Blocks.belongsTo(b, pool.get())).toList();
     String node = block.getSpec().getNode();
-    PoolPressure.donorFor(node, layout, siblings)
+    Optional<IPBlock> donor =
+        subClaim ? Optional.empty() : PoolPressure.donorFor(node, layout, siblings);
+    if (donor.isPresent()) {
+      steps.request(
+          donor.get(),
+          "IPPool "
+              + name
+              + " is short: node "
+              + node
+              + " has no free address in its blocks and no block is left to claim",
+          now);
+      return;
+    }
+    SlotConversion.candidateFor(node, layout, siblings)
         .ifPresent(
-            donor ->
-                steps.request(
-                    donor,
+            slot ->
+                steps.requestShare(
+                    slot,
                     "IPPool "
                         + name
                         + " is short: node "
                         + node
-                        + " has no free address in its blocks and no block is left to claim",
+                        + " has no free address in its slots, no slot is left to claim and no"
+                        + " empty slot to move",
                     now));
   }
 }

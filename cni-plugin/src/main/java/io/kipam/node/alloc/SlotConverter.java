@@ -1,0 +1,108 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The holder's half of converting an Exclusive slot to Shared. kipam-operator asks by writing
+ * {@code status.share}; from the moment this node's block watch shows the request, nothing is
+ * allocated in the slot from memory ({@link BlockObject#closed}). Then {@link #convert}, in this
+ * order: creates a sub-claim (this node, parent = the slot) of every address of the slot this node
+ * holds or might hold — held, being allocated, of uncertain state, or resting after a release —
+ * that no sub-claim covers yet; and only when none is missing writes {@code status.mode: Shared},
+ * tested against the slot's UID and the request's round. From then on every node, this one
+ * included, claims the slot's free addresses through sub-claims, and this node's IPAddresses of the
+ * slot are held through its own sub-claims, each given back after its address has rested.
+ *
+ * <p>Each call finishes what an earlier one (or an earlier process) left half done, as long as the
+ * request stands: sub-claims already made are found by the node's block watch and not made again. A
+ * sub-claim create answered 409 means a sub-claim of the address exists (this node's, not yet seen,
+ * or another node's, a fault that holds the address for good either way): it counts as covered.
+ * Writes happen outside the ledger's monitor.
+ */
+public final class SlotConverter {
+
+  private static final Logger log = LoggerFactory.getLogger(SlotConverter.class);
+
+  private final Ledger ledger;
+  private final AllocationStore store;
+  private final BlockStatusStore status;
+
+  public SlotConverter(Ledger ledger, AllocationStore store, BlockStatusStore status) {
+    this.ledger = ledger;
+    this.store = store;
+    this.status = status;
+  }
+
+  /** Moves every requested conversion of this node's slots as far as it can go now. */
+  public synchronized void convert() {
+    for (Ledger.Conversion conversion : ledger.pendingConversions()) {
+      BlockRef slot = conversion.slot().ref();
+      try {
+        if (subClaimAll(slot, conversion)) {
+          writeShared(slot, conversion.slot().shareRequestedAt());
+        }
+      } catch (RuntimeException e) {
+        log.info(
+            "cannot finish converting slot {} of pool {} to Shared yet: {}",
+            slot.cidr(),
+            slot.pool(),
+            e.toString());
+      }
+    }
+  }
+
+  /** Sub-claims every missing address; true when none was missing, so the mode may be written. */
+  private boolean subClaimAll(BlockRef slot, Ledger.Conversion conversion) {
+    if (conversion.missing().isEmpty()) {
+      return true;
+    }
+    for (IpAddress ip : conversion.missing()) {
+      String uid;
+      try {
+        uid = store.claimSubClaim(slot.pool(), ip, ledger.node(), slot.cidr());
+      } catch (WriteOutcomeUnknownException e) {
+        // If it happened, the node's block watch brings it and the next round counts it.
+        ledger.subClaimInDoubt(slot.pool(), ip);
+        throw e;
+      }
+      if (uid == null) {
+        ledger.subClaimTaken(slot.pool(), ip);
+        log.info(
+            "address {} of slot {} being converted is sub-claimed already; it counts as covered",
+            ip,
+            slot.cidr());
+        continue;
+      }
+      ledger.conversionSubClaimed(new BlockRef(slot.pool(), Cidr.of(ip, ip.family().bits()), uid));
+      log.info(
+          "sub-claimed {} of slot {} of pool {} for node {}, converting the slot to Shared",
+          ip,
+          slot.cidr(),
+          slot.pool(),
+          ledger.node());
+    }
+    // Decide again on the ledger's state now: the next round writes the mode when nothing is
+    // missing any more.
+    return false;
+  }
+
+  private void writeShared(BlockRef slot, String round) {
+    if (status.writeShared(slot, round)) {
+      log.info(
+          "slot {} of pool {} is Shared now (conversion requested at {}); node {} holds its"
+              + " addresses through sub-claims",
+          slot.cidr(),
+          slot.pool(),
+          round,
+          ledger.node());
+    } else {
+      log.info(
+          "slot {} of pool {} changed before its conversion could be written; deciding again",
+          slot.cidr(),
+          slot.pool());
+    }
+  }
+}

@@ -1,0 +1,203 @@
+package io.kipam.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.BlockMode;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Exclusive slots converted to Shared when the pool is short, with real kipam-node processes and a
+ * real kipam-operator: 8 nodes share 62 assignable addresses in four /28 slots (the pool /26 has 64
+ * addresses; its network and broadcast address are not assignable), pods 26/10/6/6/4/4/2/2 = 60
+ * over three namespaces.
+ *
+ * <p>The daemons run without {@code KIPAM_SHARED_SLOTS}, so every slot is claimed Exclusive: the
+ * first four nodes each claim one with their first pod, and the other four can be served only once
+ * kipam-operator asks slots to become Shared and their holders convert them. The operator's idle
+ * delay is long, so no slot moves by the release handshake. A node that holds no slot at all is not
+ * seen by the operator, so the first ADDs of the first four nodes run before the others start: the
+ * node with 26 pods fills its slot and is the one that is seen short.
+ */
+@WithControlPlane
+class SlotConversionIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(60);
+  private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
+  private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
+
+  /** Pods per node: 60 of the pool's 62 assignable addresses. */
+  private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private KipamProcesses processes;
+
+  SlotConversionIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  @BeforeAll
+  static void installCrds(KubernetesClient client) {
+    KipamCrds.install(client);
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    processes = new KipamProcesses(controlPlane, client, "convert");
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    processes.close();
+  }
+
+  /** ADD, retried on "exhausted" (code 100) as a runtime retries a sandbox, for up to 60 s. */
+  private static CniCall.Outcome addRetried(NodeRig rig, String pool, int i) {
+    return await()
+        .atMost(RUNTIME_RETRIES)
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(300))
+        .until(() -> rig.add(pool, i), o -> o.ok() || !o.stdout().contains("\"code\":100,"));
+  }
+
+  private List<IPBlock> blocks(String pool) {
+    return client
+        .resources(IPBlock.class)
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems();
+  }
+
+  private List<IPAddress> addresses(String pool) {
+    return client
+        .resources(IPAddress.class)
+        .inAnyNamespace()
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems();
+  }
+
+  @Test
+  void eightNodesGetEveryPodAnAddressOfFourExclusiveSlotsThroughConversion() throws Exception {
+    OperatorProcess operator =
+        processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
+    String pool = Fixtures.uniqueName("convert");
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.0.0/26", 28, 0));
+    List<NodeRig> rigs = new ArrayList<>();
+    for (int n = 0; n < PODS.length; n++) {
+      rigs.add(processes.node(pool, DAEMON));
+    }
+    Set<String> holders = new HashSet<>();
+    for (int n = 0; n < 4; n++) {
+      CniCall.Outcome first = rigs.get(n).add(pool, 0);
+      assertThat(first.ok()).as(first.stdout()).isTrue();
+      holders.add(rigs.get(n).node);
+    }
+    assertThat(blocks(pool))
+        .as("four Exclusive slots, one per node")
+        .hasSize(4)
+        .allMatch(b -> holders.contains(b.getSpec().getNode()));
+
+    ExecutorService callers = Executors.newFixedThreadPool(PODS.length);
+    List<Future<List<CniCall.Outcome>>> outcomes = new ArrayList<>();
+    try {
+      for (int n = 0; n < PODS.length; n++) {
+        NodeRig rig = rigs.get(n);
+        int pods = PODS[n];
+        int from = n < 4 ? 1 : 0;
+        outcomes.add(
+            callers.submit(
+                () -> {
+                  List<CniCall.Outcome> mine = new ArrayList<>();
+                  for (int i = from; i < pods; i++) {
+                    mine.add(addRetried(rig, pool, i));
+                  }
+                  return mine;
+                }));
+      }
+      for (Future<List<CniCall.Outcome>> f : outcomes) {
+        for (CniCall.Outcome outcome : f.get()) {
+          assertThat(outcome.ok())
+              .as(outcome.stdout() + " (operator log " + operator.log + ")")
+              .isTrue();
+        }
+      }
+    } finally {
+      callers.shutdownNow();
+    }
+
+    List<IPAddress> held = addresses(pool);
+    Set<String> ips = new HashSet<>();
+    held.forEach(a -> ips.add(a.getSpec().getIp()));
+    assertThat(held).hasSize(60);
+    assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
+    List<IPBlock> blocks = blocks(pool);
+    for (IPAddress address : held) {
+      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
+      assertThat(blocks)
+          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
+          .anyMatch(b -> holds(b, ip, address.getSpec().getNode()));
+    }
+    List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
+    assertThat(slots).hasSize(4);
+    assertThat(slots)
+        .as("slots converted to Shared at kipam-operator's request")
+        .anyMatch(s -> s.getStatus().getMode() == BlockMode.Shared)
+        .filteredOn(s -> s.getStatus().getMode() == BlockMode.Shared)
+        .allMatch(s -> s.getStatus().getShare() != null && s.getSpec().getNode() != null);
+
+    for (int n = 0; n < PODS.length; n++) {
+      for (int i = 0; i < PODS[n]; i++) {
+        assertThat(rigs.get(n).del(pool, i).ok()).isTrue();
+      }
+    }
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () ->
+                assertThat(blocks(pool))
+                    .as("the sub-claims go back with their addresses")
+                    .noneMatch(b -> b.getSpec().getParent() != null));
+    assertThat(addresses(pool)).isEmpty();
+  }
+
+  /**
+   * Whether {@code block} lets {@code node} hold {@code ip}: an Exclusive slot of that node, or a
+   * sub-claim of that node of exactly that address (also an address of a slot the node converted,
+   * whose IPAddress still names the slot).
+   */
+  private static boolean holds(IPBlock block, IpAddress ip, String node) {
+    Cidr cidr = Cidr.parse(block.getSpec().getCidr());
+    if (!cidr.contains(ip) || !node.equals(block.getSpec().getNode())) {
+      return false;
+    }
+    if (block.getSpec().getParent() != null) {
+      return cidr.prefixLength() == 32;
+    }
+    return block.getStatus() == null || block.getStatus().getMode() != BlockMode.Shared;
+  }
+}

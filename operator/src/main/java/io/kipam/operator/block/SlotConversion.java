@@ -1,0 +1,98 @@
+package io.kipam.operator.block;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.PoolLayout;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.operator.kube.Blocks;
+import java.math.BigInteger;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The last resort of {@link PoolPressure}: which Exclusive slot to ask to become Shared (through
+ * {@code status.share}) so that a node that is short can sub-claim its free addresses. Pure:
+ * decides from cached blocks and the pool's layout.
+ *
+ * <p>A conversion is asked for only when every other way is closed: the node is short (every
+ * Exclusive slot it holds is full; a node that holds none but sub-claims addresses counts as short
+ * too), no slot of the pool is unclaimed, no Exclusive slot reports 0 allocated (an empty slot
+ * moves by the release handshake instead, as a donor or once idle), no Shared slot has an address
+ * left without a sub-claim, and no conversion is under way in the pool (asked, not yet answered),
+ * so slots turn Shared one at a time, as they are needed. The slot asked is the Exclusive slot with
+ * the most free addresses (its assignable addresses minus its {@code status.allocated}), without a
+ * release round and never asked before; ties go to the first name.
+ */
+final class SlotConversion {
+
+  private SlotConversion() {}
+
+  /** The Exclusive slot to ask to become Shared because {@code node} is short, if any. */
+  static Optional<IPBlock> candidateFor(
+      String node, PoolLayout layout, Collection<IPBlock> blocks) {
+    Collection<IPBlock> live =
+        blocks.stream().filter(b -> b.getMetadata().getDeletionTimestamp() == null).toList();
+    Collection<IPBlock> slots = live.stream().filter(b -> !Blocks.subClaim(b)).toList();
+    Collection<IPBlock> exclusive = slots.stream().filter(b -> !Blocks.shared(b)).toList();
+    boolean short_ =
+        exclusive.stream()
+            .filter(b -> node.equals(b.getSpec().getNode()))
+            .allMatch(b -> PoolPressure.full(b, layout));
+    if (!short_
+        || PoolPressure.unclaimedBlockLeft(layout, slots)
+        || exclusive.stream().anyMatch(b -> Blocks.reportedAllocated(b).orElse(-1L) == 0)
+        || exclusive.stream().anyMatch(SlotConversion::asked)
+        || sharedAddressLeft(layout, slots, live)) {
+      return Optional.empty();
+    }
+    Function<IPBlock, BigInteger> free = b -> free(b, layout);
+    return exclusive.stream()
+        .filter(b -> b.getStatus() != null && b.getStatus().getRelease() == null)
+        .filter(b -> Blocks.reportedAllocated(b).isPresent())
+        .filter(b -> free.apply(b).signum() > 0)
+        .min(Comparator.comparing(free).reversed().thenComparing(b -> b.getMetadata().getName()));
+  }
+
+  /** The slot carries the operator's request to become Shared. */
+  static boolean asked(IPBlock block) {
+    return block.getStatus() != null && block.getStatus().getShare() != null;
+  }
+
+  /** The slot is asked to become Shared and its holder has not answered yet. */
+  static boolean underWay(IPBlock block) {
+    return asked(block) && !Blocks.shared(block);
+  }
+
+  private static BigInteger free(IPBlock slot, PoolLayout layout) {
+    return assignable(slot, layout).subtract(BigInteger.valueOf(Blocks.allocated(slot)));
+  }
+
+  private static BigInteger assignable(IPBlock slot, PoolLayout layout) {
+    try {
+      return layout.assignableCount(Cidr.parse(slot.getSpec().getCidr()));
+    } catch (IllegalArgumentException e) {
+      return BigInteger.ZERO; // not a slot of this layout: nothing to gain from it
+    }
+  }
+
+  /** Some Shared slot has an assignable address no sub-claim holds: the short node can use it. */
+  private static boolean sharedAddressLeft(
+      PoolLayout layout, Collection<IPBlock> slots, Collection<IPBlock> live) {
+    Map<String, Long> subClaims =
+        live.stream()
+            .filter(Blocks::subClaim)
+            .collect(Collectors.groupingBy(b -> b.getSpec().getParent(), Collectors.counting()));
+    return slots.stream()
+        .filter(Blocks::shared)
+        .anyMatch(
+            s ->
+                assignable(s, layout)
+                        .compareTo(
+                            BigInteger.valueOf(
+                                subClaims.getOrDefault(s.getMetadata().getName(), 0L)))
+                    > 0);
+  }
+}

@@ -19,7 +19,6 @@ import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -139,14 +138,14 @@ class BlockLifecycleWithPlayedDaemonIT {
 
     // The sub-claim's holder gives it back (played here: deleted, then its finalizer off).
     client.resources(IPBlock.class).withName(sub.getMetadata().getName()).delete();
+    // A merge patch without resourceVersion: the operator writes the sub-claim's status meanwhile.
     client
         .resources(IPBlock.class)
         .withName(sub.getMetadata().getName())
-        .edit(
-            b -> {
-              b.getMetadata().setFinalizers(List.of());
-              return b;
-            });
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"metadata\":{\"finalizers\":null}}");
 
     await().atMost(WITHIN).until(() -> kipam.block(name) == null);
     assertThat(kipam.eventReasons(name)).contains("Released");

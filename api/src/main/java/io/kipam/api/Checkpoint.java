@@ -15,7 +15,8 @@ import java.util.concurrent.locks.LockSupport;
  * #reach} does nothing unless {@code KIPAM_HOLD_AT} names the step reached. Then the step's name is
  * written (atomically) into the file {@code KIPAM_HOLD_FILE} names, and the calling thread parks
  * for good: what the step was about to do next never happens in this process. The environment is
- * read once, when the class is loaded.
+ * read once, when the class is loaded. {@code KIPAM_HOLD_POOL}, when set, narrows the hold to the
+ * blocks of that pool: a cluster holds other pools whose blocks reach the same steps.
  *
  * <p>The steps, in handshake order: {@code operator-asked} (Requested written), {@code
  * daemon-closed} (block closed, Ready decided, not yet written), {@code daemon-answered} (Ready
@@ -26,36 +27,44 @@ public final class Checkpoint {
 
   public static final String HOLD_AT = "KIPAM_HOLD_AT";
   public static final String HOLD_FILE = "KIPAM_HOLD_FILE";
+  public static final String HOLD_POOL = "KIPAM_HOLD_POOL";
 
   private static final Checkpoint PROCESS = fromEnv(System.getenv());
 
   private final String holdAt;
   private final Path holdFile;
+  private final String holdPool;
 
-  Checkpoint(String holdAt, Path holdFile) {
+  Checkpoint(String holdAt, Path holdFile, String holdPool) {
     this.holdAt = holdAt;
     this.holdFile = holdFile;
+    this.holdPool = holdPool;
   }
 
   static Checkpoint fromEnv(Map<String, String> env) {
     String at = env.get(HOLD_AT);
     String file = env.get(HOLD_FILE);
     if (at == null || at.isBlank()) {
-      return new Checkpoint(null, null);
+      return new Checkpoint(null, null, null);
     }
     if (file == null || file.isBlank()) {
       throw new IllegalStateException(HOLD_AT + " is set but " + HOLD_FILE + " is not");
     }
-    return new Checkpoint(at.trim(), Path.of(file));
+    String pool = env.get(HOLD_POOL);
+    return new Checkpoint(
+        at.trim(), Path.of(file), pool == null || pool.isBlank() ? null : pool.trim());
   }
 
-  /** The step {@code name} is reached: parks the calling thread for good if it is the one held. */
-  public static void reach(String name) {
-    PROCESS.arrive(name);
+  /**
+   * The step {@code name} is reached for a block of {@code pool}: parks the calling thread for good
+   * if it is the one held.
+   */
+  public static void reach(String name, String pool) {
+    PROCESS.arrive(name, pool);
   }
 
-  void arrive(String name) {
-    if (holdAt == null || !holdAt.equals(name)) {
+  void arrive(String name, String pool) {
+    if (holdAt == null || !holdAt.equals(name) || holdPool != null && !holdPool.equals(pool)) {
       return;
     }
     try {

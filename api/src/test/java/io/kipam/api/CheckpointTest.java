@@ -17,8 +17,8 @@ class CheckpointTest {
 
   @Test
   void doesNothingWhenNoStepIsHeld() {
-    Checkpoint.fromEnv(Map.of()).arrive("operator-asked");
-    Checkpoint.fromEnv(Map.of(Checkpoint.HOLD_AT, "")).arrive("operator-asked");
+    Checkpoint.fromEnv(Map.of()).arrive("operator-asked", "p");
+    Checkpoint.fromEnv(Map.of(Checkpoint.HOLD_AT, "")).arrive("operator-asked", "p");
   }
 
   @Test
@@ -26,7 +26,7 @@ class CheckpointTest {
     Path file = dir.resolve("held");
     Checkpoint.fromEnv(
             Map.of(Checkpoint.HOLD_AT, "daemon-closed", Checkpoint.HOLD_FILE, file.toString()))
-        .arrive("operator-asked");
+        .arrive("operator-asked", "p");
     assertThat(file).doesNotExist();
   }
 
@@ -36,7 +36,7 @@ class CheckpointTest {
     Checkpoint checkpoint =
         Checkpoint.fromEnv(
             Map.of(Checkpoint.HOLD_AT, "daemon-closed", Checkpoint.HOLD_FILE, file.toString()));
-    Thread thread = new Thread(() -> checkpoint.arrive("daemon-closed"));
+    Thread thread = new Thread(() -> checkpoint.arrive("daemon-closed", "p"));
     thread.setDaemon(true); // parked for good: it must not keep the test JVM alive
     thread.start();
 
@@ -47,6 +47,21 @@ class CheckpointTest {
         .during(Duration.ofMillis(300))
         .atMost(Duration.ofSeconds(5))
         .until(() -> thread.isAlive() && thread.getState() == Thread.State.WAITING);
+  }
+
+  @Test
+  void aHeldStepOfAnotherPoolPasses() {
+    Path file = dir.resolve("held");
+    Checkpoint.fromEnv(
+            Map.of(
+                Checkpoint.HOLD_AT,
+                "operator-asked",
+                Checkpoint.HOLD_FILE,
+                file.toString(),
+                Checkpoint.HOLD_POOL,
+                "mine"))
+        .arrive("operator-asked", "left-over-pool");
+    assertThat(file).doesNotExist();
   }
 
   @Test

@@ -293,7 +293,9 @@ class BlockChaosIT {
                     blocks.getOrDefault(a.getSpec().getPool(), List.of()).stream()
                         .noneMatch(
                             b ->
-                                b.getSpec().getNode().equals(a.getSpec().getNode())
+                                // A slot claimed Shared from birth has no node; its
+                                // addresses lie in sub-claims, which have one.
+                                a.getSpec().getNode().equals(b.getSpec().getNode())
                                     && Cidr.parse(b.getSpec().getCidr())
                                         .contains(IpAddress.parse(a.getSpec().getIp()))))
             .map(a -> a.getMetadata().getNamespace() + "/" + a.getMetadata().getName())

@@ -124,12 +124,13 @@ class HandshakeKillMatrixIT {
         };
     Step daemonHold = step == Step.DAEMON_CLOSED || step == Step.DAEMON_ANSWERED ? step : null;
 
+    pool = Fixtures.uniqueName("kill");
     operator = processes.operator();
     if (operatorHold != null) {
-      operator.holdAt(operatorHold.hook);
+      // Only this pool's blocks: blocks of other tests' pools reach the same steps.
+      operator.holdAt(operatorHold.hook).withEnv(Checkpoint.HOLD_POOL, pool);
     }
     operator.startLeading(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3"), WITHIN);
-    pool = Fixtures.uniqueName("kill");
     Cluster.poolReadiedByOperator(
         client, pool, Cluster.spec("10.209." + SUBNETS.getAndIncrement() + ".0/24", 29, 0));
     watchBlocks();
@@ -137,6 +138,7 @@ class HandshakeKillMatrixIT {
     if (daemonHold != null) {
       daemonEnv.put(Checkpoint.HOLD_AT, daemonHold.hook);
       daemonEnv.put(Checkpoint.HOLD_FILE, processes.dir.resolve("daemon.held").toString());
+      daemonEnv.put(Checkpoint.HOLD_POOL, pool);
     }
     rig = processes.node(pool, daemonEnv);
 

@@ -81,7 +81,7 @@ public final class ReleaseResponder {
     String reason = ready ? null : refusal;
     String respondedAt = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
     if (ready) {
-      Checkpoint.reach("daemon-closed");
+      Checkpoint.reach("daemon-closed", ref.pool());
     }
     String version;
     try {
@@ -118,7 +118,7 @@ public final class ReleaseResponder {
             block.shared(),
             block.shareRequestedAt()));
     if (ready) {
-      Checkpoint.reach("daemon-answered");
+      Checkpoint.reach("daemon-answered", ref.pool());
     }
     log.info(
         "answered the release request of block {} of pool {} (requested at {}): {}{}",

@@ -78,7 +78,7 @@ final class BlockReleaser {
     if (!writeRelease(block, release)) {
       return Optional.empty();
     }
-    Checkpoint.reach("operator-asked");
+    Checkpoint.reach("operator-asked", Blocks.poolOf(block).orElse(""));
     log.info(
         "asked node {} for IPBlock {} (round {}): {}",
         block.getSpec().getNode(),
@@ -162,13 +162,13 @@ final class BlockReleaser {
     if (addresses.anyInBlock(pool, Blocks.addressLabel(fresh)).isPresent()) {
       return Outcome.IN_USE;
     }
-    Checkpoint.reach("operator-reread");
+    Checkpoint.reach("operator-reread", pool);
     PreconditionedDelete.Outcome outcome =
         delete.block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion());
     if (outcome != PreconditionedDelete.Outcome.DELETED) {
       return Outcome.CHANGED;
     }
-    Checkpoint.reach("operator-deleting");
+    Checkpoint.reach("operator-deleting", pool);
     return Outcome.DELETED;
   }
 

@@ -87,6 +87,25 @@ final class Cluster {
             });
   }
 
+  /** Every IPBlock of {@code pool}: slots, sub-claims, of every node. */
+  static List<io.kipam.api.v1alpha1.IPBlock> blocks(KubernetesClient client, String pool) {
+    return client
+        .resources(io.kipam.api.v1alpha1.IPBlock.class)
+        .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems();
+  }
+
+  /** Every IPAddress of {@code pool}, in every namespace. */
+  static List<io.kipam.api.v1alpha1.IPAddress> addresses(KubernetesClient client, String pool) {
+    return client
+        .resources(io.kipam.api.v1alpha1.IPAddress.class)
+        .inAnyNamespace()
+        .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems();
+  }
+
   static IPPoolSpec spec(String cidr, int blockSize, int reuseDelaySeconds) {
     IPPoolSpec spec = new IPPoolSpec();
     spec.setCidr(cidr);

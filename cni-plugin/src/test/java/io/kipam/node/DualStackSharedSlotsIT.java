@@ -3,7 +3,6 @@ package io.kipam.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.ControlPlane;
@@ -63,32 +62,6 @@ class DualStackSharedSlotsIT {
     processes.close();
   }
 
-  private List<IPAddress> addresses(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems();
-  }
-
-  /**
-   * ADD retried on "no address left" (code 100) for a few seconds, as a runtime retries a sandbox:
-   * while other nodes race for the same addresses, one ADD may lose every address it tried.
-   */
-  private static CniCall.Outcome addRetried(NodeRig node, List<String> pools, int i)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-    CniCall.Outcome outcome = node.add(pools, i);
-    while (!outcome.ok()
-        && outcome.stdout().contains("\"code\":100,")
-        && System.nanoTime() < deadline) {
-      Thread.sleep(500); // a runtime's back-off before it tries the sandbox again
-      outcome = node.add(pools, i);
-    }
-    return outcome;
-  }
-
   private static String podOf(IPAddress a) {
     return a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName();
   }
@@ -118,7 +91,7 @@ class DualStackSharedSlotsIT {
                 () -> {
                   List<CniCall.Outcome> outcomes = new ArrayList<>();
                   for (int i = 0; i < PODS_PER_NODE; i++) {
-                    outcomes.add(addRetried(node, List.of(v4, v6), i));
+                    outcomes.add(node.addRetried(List.of(v4, v6), i, Duration.ofSeconds(15)));
                   }
                   return outcomes;
                 }));
@@ -136,8 +109,8 @@ class DualStackSharedSlotsIT {
         }
       }
 
-      List<IPAddress> held4 = addresses(v4);
-      List<IPAddress> held6 = addresses(v6);
+      List<IPAddress> held4 = Cluster.addresses(client, v4);
+      List<IPAddress> held6 = Cluster.addresses(client, v6);
       System.out.printf(
           "dual stack, exact IPv6 pool: %d of %d pods got both families (IPv6 capacity %d),"
               + " %d IPv4 and %d IPv6 IPAddresses%n",

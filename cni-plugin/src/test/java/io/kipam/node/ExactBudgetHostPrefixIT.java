@@ -60,20 +60,6 @@ class ExactBudgetHostPrefixIT {
     processes.close();
   }
 
-  /** ADD retried on "no address left" (code 100) for up to 60 s, as a runtime retries. */
-  private static CniCall.Outcome addRetried(NodeRig node, String pool, int i)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    CniCall.Outcome outcome = node.add(pool, i);
-    while (!outcome.ok()
-        && outcome.stdout().contains("\"code\":100,")
-        && System.nanoTime() < deadline) {
-      Thread.sleep(500);
-      outcome = node.add(pool, i);
-    }
-    return outcome;
-  }
-
   @Test
   void podsOnNodesThatNeverHeldAnAddressGetEveryAddressOnceReleased() throws Exception {
     processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), Duration.ofSeconds(60));
@@ -108,7 +94,7 @@ class ExactBudgetHostPrefixIT {
                 () -> {
                   List<CniCall.Outcome> mine = new ArrayList<>();
                   for (int i = 1; i <= pods; i++) {
-                    mine.add(addRetried(node, pool, i));
+                    mine.add(node.addRetried(List.of(pool), i, Duration.ofSeconds(60)));
                   }
                   return mine;
                 }));

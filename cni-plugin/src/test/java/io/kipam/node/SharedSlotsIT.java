@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
@@ -65,32 +64,6 @@ class SharedSlotsIT {
     }
   }
 
-  /** ADD, retried on "exhausted" (code 100) as a runtime retries a sandbox, for up to 60 s. */
-  private static CniCall.Outcome addRetried(NodeRig rig, String pool, int i) {
-    return await()
-        .atMost(RUNTIME_RETRIES)
-        .pollDelay(Duration.ZERO)
-        .pollInterval(Duration.ofMillis(300))
-        .until(() -> rig.add(pool, i), o -> o.ok() || !o.stdout().contains("\"code\":100,"));
-  }
-
-  private List<IPBlock> blocks(String pool) {
-    return client
-        .resources(IPBlock.class)
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems();
-  }
-
-  private List<IPAddress> addresses(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems();
-  }
-
   @Test
   void everyPodOfEightNodesGetsAnAddressOfFourSharedSlotsAndTheSubClaimsGoBack() throws Exception {
     String pool = Fixtures.uniqueName("shared");
@@ -122,7 +95,7 @@ class SharedSlotsIT {
                 () -> {
                   List<CniCall.Outcome> mine = new ArrayList<>();
                   for (int i = 0; i < pods; i++) {
-                    mine.add(addRetried(rig, pool, i));
+                    mine.add(rig.addRetried(List.of(pool), i, RUNTIME_RETRIES));
                   }
                   return mine;
                 }));
@@ -136,12 +109,12 @@ class SharedSlotsIT {
       callers.shutdownNow();
     }
 
-    List<IPAddress> held = addresses(pool);
+    List<IPAddress> held = Cluster.addresses(client, pool);
     Set<String> ips = new HashSet<>();
     held.forEach(a -> ips.add(a.getSpec().getIp()));
     assertThat(held).hasSize(60);
     assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
-    List<IPBlock> blocks = blocks(pool);
+    List<IPBlock> blocks = Cluster.blocks(client, pool);
     for (IPAddress address : held) {
       IpAddress ip = IpAddress.parse(address.getSpec().getIp());
       assertThat(blocks)
@@ -165,10 +138,10 @@ class SharedSlotsIT {
         .atMost(RUNTIME_RETRIES)
         .untilAsserted(
             () ->
-                assertThat(blocks(pool))
+                assertThat(Cluster.blocks(client, pool))
                     .as("the sub-claims go back with their addresses")
                     .noneMatch(b -> b.getSpec().getParent() != null));
-    assertThat(addresses(pool)).isEmpty();
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
   }
 
   /**

@@ -106,6 +106,24 @@ final class Cluster {
         .getItems();
   }
 
+  /**
+   * Whether {@code block} lets {@code node} hold {@code ip}: an Exclusive slot of that node, or a
+   * sub-claim of that node of exactly that address (also an address of a slot the node converted,
+   * whose IPAddress still names the slot).
+   */
+  static boolean holds(
+      io.kipam.api.v1alpha1.IPBlock block, io.kipam.api.net.IpAddress ip, String node) {
+    io.kipam.api.net.Cidr cidr = io.kipam.api.net.Cidr.parse(block.getSpec().getCidr());
+    if (!cidr.contains(ip) || !node.equals(block.getSpec().getNode())) {
+      return false;
+    }
+    if (block.getSpec().getParent() != null) {
+      return cidr.prefixLength() == 32;
+    }
+    return block.getStatus() == null
+        || block.getStatus().getMode() != io.kipam.api.v1alpha1.BlockMode.Shared;
+  }
+
   static IPPoolSpec spec(String cidr, int blockSize, int reuseDelaySeconds) {
     IPPoolSpec spec = new IPPoolSpec();
     spec.setCidr(cidr);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
@@ -133,7 +132,7 @@ class SlotConversionIT {
       IpAddress ip = IpAddress.parse(address.getSpec().getIp());
       assertThat(blocks)
           .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
-          .anyMatch(b -> holds(b, ip, address.getSpec().getNode()));
+          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
     }
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
     assertThat(slots).hasSize(4);
@@ -156,21 +155,5 @@ class SlotConversionIT {
                     .as("the sub-claims go back with their addresses")
                     .noneMatch(b -> b.getSpec().getParent() != null));
     assertThat(Cluster.addresses(client, pool)).isEmpty();
-  }
-
-  /**
-   * Whether {@code block} lets {@code node} hold {@code ip}: an Exclusive slot of that node, or a
-   * sub-claim of that node of exactly that address (also an address of a slot the node converted,
-   * whose IPAddress still names the slot).
-   */
-  private static boolean holds(IPBlock block, IpAddress ip, String node) {
-    Cidr cidr = Cidr.parse(block.getSpec().getCidr());
-    if (!cidr.contains(ip) || !node.equals(block.getSpec().getNode())) {
-      return false;
-    }
-    if (block.getSpec().getParent() != null) {
-      return cidr.prefixLength() == 32;
-    }
-    return block.getStatus() == null || block.getStatus().getMode() != BlockMode.Shared;
   }
 }

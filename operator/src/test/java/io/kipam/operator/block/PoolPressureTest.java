@@ -1,33 +1,18 @@
 package io.kipam.operator.block;
 
+import static io.kipam.operator.block.Slots.LAYOUT;
+import static io.kipam.operator.block.Slots.block;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
-import io.kipam.api.v1alpha1.IPBlockStatus;
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class PoolPressureTest {
-
-  /** Four /28 blocks; the first and last have 15 assignable addresses, the middle two 16. */
-  private static final PoolLayout LAYOUT =
-      PoolLayout.builder().cidr("10.0.0.0/26").blockSize(28).build();
-
-  private static IPBlock block(String cidr, String node, long allocated) {
-    IPBlock block = new IPBlock();
-    block.setMetadata(new ObjectMetaBuilder().withName("p." + cidr).withUid(cidr).build());
-    block.setSpec(new IPBlockSpec("p", cidr, node));
-    IPBlockStatus status = new IPBlockStatus();
-    status.setAllocated(allocated);
-    block.setStatus(status);
-    return block;
-  }
 
   @Test
   void aFullNodeGetsAnotherNodesEmptyBlockWhenNoBlockIsLeftToClaim() {

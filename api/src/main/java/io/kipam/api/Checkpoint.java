@@ -11,17 +11,22 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A testing hook that lets a test stop kipam-operator or kipam-node at a named step of the block
- * release handshake and SIGKILL it exactly there. Off unless the environment says otherwise: {@link
- * #reach} does nothing unless {@code KIPAM_HOLD_AT} names the step reached. Then the step's name is
- * written (atomically) into the file {@code KIPAM_HOLD_FILE} names, and the calling thread parks
- * for good: what the step was about to do next never happens in this process. The environment is
- * read once, when the class is loaded. {@code KIPAM_HOLD_POOL}, when set, narrows the hold to the
- * blocks of that pool: a cluster holds other pools whose blocks reach the same steps.
+ * release handshake (or of another exchange about a block) and SIGKILL it exactly there. Off unless
+ * the environment says otherwise: {@link #reach} does nothing unless {@code KIPAM_HOLD_AT} names
+ * the step reached. Then the step's name is written (atomically) into the file {@code
+ * KIPAM_HOLD_FILE} names, and the calling thread parks for good: what the step was about to do next
+ * never happens in this process. The environment is read once, when the class is loaded. {@code
+ * KIPAM_HOLD_POOL}, when set, narrows the hold to the blocks of that pool: a cluster holds other
+ * pools whose blocks reach the same steps.
  *
  * <p>The steps, in handshake order: {@code operator-asked} (Requested written), {@code
  * daemon-closed} (block closed, Ready decided, not yet written), {@code daemon-answered} (Ready
  * written), {@code operator-reread} (fresh read and LIST passed, block not yet deleted), {@code
- * operator-deleting} (block deleted, its finalizer not yet removed).
+ * operator-deleting} (block deleted, its finalizer not yet removed). Of a slot's conversion to
+ * Shared: {@code operator-share-asked} ({@code status.share} written, the Event not yet), {@code
+ * daemon-subclaimed} (the holder made a sub-claim of one of its addresses, the mode not yet
+ * written). Of a block going back: {@code daemon-giving-back} (the block is retired on its node,
+ * for a host-prefix block after its address rested, and not yet deleted).
  */
 public final class Checkpoint {
 

@@ -81,11 +81,19 @@ abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
 
   /** Waits until the running program holds at {@code step}. */
   void awaitHeld(String step, Duration timeout) {
-    await()
-        .atMost(timeout)
-        .alias(step + " reached; log " + log)
-        .until(
-            () -> alive() && Files.exists(holdFile()) && Files.readString(holdFile()).equals(step));
+    await().atMost(timeout).alias(step + " reached; log " + log).until(() -> held(step));
+  }
+
+  /** Whether the running program holds at {@code step} now. */
+  boolean held(String step) throws IOException {
+    Path file = holdFile();
+    return alive() && Files.exists(file) && Files.readString(file).equals(step);
+  }
+
+  /** SIGKILLs the program held at a step and forgets that it was held there. */
+  void killHeld() throws InterruptedException, IOException {
+    kill();
+    Files.deleteIfExists(holdFile());
   }
 
   T start() {

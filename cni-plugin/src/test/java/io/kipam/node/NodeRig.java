@@ -98,16 +98,17 @@ final class NodeRig implements AutoCloseable {
   }
 
   /**
-   * ADD for pod {@code i}, retried on "no address left" (code 100) for up to {@code within}, as a
-   * runtime retries a sandbox; returns the last answer. While other nodes race for the same
-   * addresses, or a block or address is on its way to this node, one ADD may find none.
+   * ADD for pod {@code i}, retried on "no address left" (code 100) and "try again later" (code 11:
+   * the daemon cannot be reached or is not ready, as while it starts again) for up to {@code
+   * within}, as a runtime retries a sandbox; returns the last answer. While other nodes race for
+   * the same addresses, or a block or address is on its way to this node, one ADD may find none.
    */
   CniCall.Outcome addRetried(List<String> pools, int i, java.time.Duration within)
       throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     CniCall.Outcome outcome = add(pools, i);
     while (!outcome.ok()
-        && outcome.stdout().contains("\"code\":100,")
+        && (outcome.stdout().contains("\"code\":100,") || outcome.stdout().contains("\"code\":11,"))
         && System.nanoTime() < deadline) {
       Thread.sleep(300); // a runtime's back-off before it tries the sandbox again
       outcome = add(pools, i);

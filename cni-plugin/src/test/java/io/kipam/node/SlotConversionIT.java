@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.Checkpoint;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
@@ -14,6 +15,7 @@ import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -78,11 +81,65 @@ class SlotConversionIT {
     OperatorProcess operator =
         processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
     String pool = Fixtures.uniqueName("convert");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.0.0/26", 28, 0));
+    List<NodeRig> rigs = startNodes(pool, "10.206.0.0/26", n -> DAEMON);
+    serveEveryPod(pool, rigs, operator);
+  }
+
+  /**
+   * The same pods with kipam-operator SIGKILLed just after it asked a slot to become Shared, and
+   * the donor's daemon SIGKILLed after it sub-claimed the first of its addresses, before it wrote
+   * the mode: each is started again (without a hold) while the pods' ADDs are retried.
+   */
+  @Test
+  void everyPodGetsAnAddressWhenOperatorAndDonorAreKilledMidConversion() throws Exception {
+    String pool = Fixtures.uniqueName("convert");
+    OperatorProcess operator = processes.operator();
+    operator.holdAt("operator-share-asked").withEnv(Checkpoint.HOLD_POOL, pool);
+    operator.startLeading(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
+    List<NodeRig> rigs =
+        startNodes(
+            pool,
+            "10.206.1.0/26",
+            n -> {
+              Map<String, String> env = new HashMap<>(DAEMON);
+              env.put(Checkpoint.HOLD_AT, "daemon-subclaimed");
+              env.put(Checkpoint.HOLD_POOL, pool);
+              env.put(Checkpoint.HOLD_FILE, processes.dir.resolve("held-" + n).toString());
+              return env;
+            });
+    RestartHeld restarts =
+        new RestartHeld(operator, "operator-share-asked", rigs, "daemon-subclaimed", WITHIN);
+    try (restarts) {
+      serveEveryPod(pool, rigs, operator);
+    }
+    System.out.printf(
+        "killed mid-conversion: kipam-operator %d time(s), donor daemons of %s%n",
+        restarts.operatorKills(), restarts.daemonsKilled());
+    assertThat(restarts.operatorKills()).as("operator killed after asking").isEqualTo(1);
+    assertThat(restarts.daemonsKilled()).as("donors killed mid-conversion").isNotEmpty();
+  }
+
+  /**
+   * Creates the pool on {@code cidr} (a /26) and one registered node per entry of {@link #PODS},
+   * daemons ready.
+   */
+  private List<NodeRig> startNodes(String pool, String cidr, IntFunction<Map<String, String>> env)
+      throws Exception {
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec(cidr, 28, 0));
     List<NodeRig> rigs = new ArrayList<>();
     for (int n = 0; n < PODS.length; n++) {
-      rigs.add(processes.node(pool, DAEMON));
+      rigs.add(processes.node(pool, env.apply(n)));
     }
+    return rigs;
+  }
+
+  /**
+   * The first four nodes claim a slot each with their first pod; then every node ADDs its pods at
+   * once, each retried as a runtime retries; every pod gets an address, none held twice, each in a
+   * block of its node, some slot Shared; after DEL of every pod the sub-claims go back.
+   */
+  private void serveEveryPod(String pool, List<NodeRig> rigs, OperatorProcess operator)
+      throws Exception {
     Set<String> holders = new HashSet<>();
     for (int n = 0; n < 4; n++) {
       CniCall.Outcome first = rigs.get(n).add(pool, 0);
@@ -125,6 +182,7 @@ class SlotConversionIT {
     List<IPAddress> held = Cluster.addresses(client, pool);
     Set<String> ips = new HashSet<>();
     held.forEach(a -> ips.add(a.getSpec().getIp()));
+    System.out.printf("%d of %d pods got an address; %d distinct%n", held.size(), 60, ips.size());
     assertThat(held).hasSize(60);
     assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
     List<IPBlock> blocks = Cluster.blocks(client, pool);

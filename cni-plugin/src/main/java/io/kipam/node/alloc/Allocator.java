@@ -1,5 +1,6 @@
 package io.kipam.node.alloc;
 
+import io.kipam.api.Checkpoint;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import java.time.Duration;
@@ -471,6 +472,7 @@ public final class Allocator {
   public void returnBlocks() {
     for (BlockRef ref : ledger.blocksToDelete()) {
       try {
+        Checkpoint.reach("daemon-giving-back", ref.pool());
         deleteBlock(ref, ref.hostPrefix() ? "its address was released" : "it is empty");
       } catch (RuntimeException e) {
         log.info(

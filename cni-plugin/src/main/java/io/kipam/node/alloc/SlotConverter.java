@@ -1,5 +1,6 @@
 package io.kipam.node.alloc;
 
+import io.kipam.api.Checkpoint;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import org.slf4j.Logger;
@@ -83,6 +84,7 @@ public final class SlotConverter {
           slot.cidr(),
           slot.pool(),
           ledger.node());
+      Checkpoint.reach("daemon-subclaimed", slot.pool());
     }
     // Decide again on the ledger's state now: the next round writes the mode when nothing is
     // missing any more.

@@ -107,6 +107,7 @@ final class BlockReleaser {
     if (!writeStatus(slot, copy)) {
       return false;
     }
+    Checkpoint.reach("operator-share-asked", Blocks.poolOf(slot).orElse(""));
     String name = slot.getMetadata().getName();
     String node = slot.getSpec().getNode();
     log.info("asked node {} to convert IPBlock {} to Shared: {}", node, name, reason);

@@ -58,6 +58,16 @@ final class Cluster {
   }
 
   /**
+   * As {@link #poolReadiedByOperator}, but the pool stays on the network its spec names, the
+   * default network when none: for a control plane of the test's own.
+   */
+  static void poolOnItsNetworkReadiedByOperator(
+      KubernetesClient client, String name, IPPoolSpec spec) {
+    create(client, name, spec);
+    awaitReadyCondition(client, name, "True");
+  }
+
+  /**
    * Creates a pool the running operator refuses (one that overlaps another of its network, say) and
    * waits until its {@code Ready} condition says {@code False}.
    */

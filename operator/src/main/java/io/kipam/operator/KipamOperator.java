@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
 import io.kipam.operator.block.BlockReconciler;
+import io.kipam.operator.capacity.CapacityPublisher;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.PreconditionedDelete;
@@ -37,6 +38,7 @@ public final class KipamOperator implements AutoCloseable {
   private KubernetesClient client;
   private Operator operator;
   private MetricsServer http;
+  private CapacityPublisher capacity;
   private volatile boolean leading;
   private volatile boolean closing;
 
@@ -120,6 +122,8 @@ public final class KipamOperator implements AutoCloseable {
       metrics.leader(true);
     }
     operator.start();
+    capacity =
+        new CapacityPublisher(client, settings.capacityInterval(), this::isLeader, metrics, clock);
     log.info(
         "kipam-operator {} started: metrics on port {}, leader election {}",
         settings.identity(),
@@ -213,6 +217,9 @@ public final class KipamOperator implements AutoCloseable {
       log.warn("error while stopping the controllers: {}", e.toString());
     } finally {
       operator = null;
+      if (capacity != null) {
+        capacity.close();
+      }
       if (http != null) {
         http.close();
       }

@@ -25,6 +25,9 @@ import java.util.Map;
  *       node_gone} (a deleted Node's block removed).
  *   <li>{@code kipam_slot_conversions_total{outcome}}: {@code requested} (an Exclusive slot asked
  *       to become Shared).
+ *   <li>{@code kipam_node_capacity_writes_total{outcome}}: writes of kipam's resources to a Node's
+ *       status: {@code written}, {@code gone} (the Node was deleted or registered again), {@code
+ *       failed}.
  *   <li>{@code kipam_operator_leader}: 1 while this instance holds the Lease.
  * </ul>
  */
@@ -51,6 +54,12 @@ public final class OperatorMetrics implements Metrics {
           .name("kipam_pool_blocks")
           .help("IPBlocks leased from the pool")
           .labelNames("pool")
+          .register(registry);
+  private final Counter capacityWrites =
+      Counter.builder()
+          .name("kipam_node_capacity_writes_total")
+          .help("Writes of kipam's extended resources to Node status, by outcome")
+          .labelNames("outcome")
           .register(registry);
   private final Counter releases =
       Counter.builder()
@@ -135,6 +144,10 @@ public final class OperatorMetrics implements Metrics {
 
   public void conversion(String outcome) {
     conversions.labelValues(outcome).inc();
+  }
+
+  public void nodeCapacityWrite(String outcome) {
+    capacityWrites.labelValues(outcome).inc();
   }
 
   public void leader(boolean leading) {

@@ -27,6 +27,9 @@ import java.util.UUID;
  *     IPAddresses to go (a terminating pool, a block of a deleted node) looks again
  * @param nodeGoneGrace {@code KIPAM_NODE_GONE_GRACE_SECONDS} (60): how long a Node object must have
  *     been gone before the operator takes back a block of it that its daemon has not given back
+ * @param capacityInterval {@code KIPAM_CAPACITY_SECONDS} (5): how often the leader brings kipam's
+ *     extended resources ({@code kipam.io/ip}) on Nodes up to date; at most one write per Node per
+ *     interval
  * @param resyncInterval {@code KIPAM_RESYNC_SECONDS} (300): every object is reconciled at least
  *     this often, even without events
  * @param leaderElection {@code KIPAM_LEADER_ELECTION} (true): only the holder of the Lease acts
@@ -54,6 +57,7 @@ public record OperatorSettings(
     Duration releaseRetryDelay,
     Duration recheckInterval,
     Duration nodeGoneGrace,
+    Duration capacityInterval,
     Duration resyncInterval,
     boolean leaderElection,
     String leaseName,
@@ -77,6 +81,7 @@ public record OperatorSettings(
     Duration retry = read.seconds("KIPAM_RELEASE_RETRY_SECONDS", 60, 0);
     Duration recheck = read.seconds("KIPAM_RECHECK_SECONDS", 30, 1);
     Duration nodeGoneGrace = read.seconds("KIPAM_NODE_GONE_GRACE_SECONDS", 60, 0);
+    Duration capacity = read.seconds("KIPAM_CAPACITY_SECONDS", 5, 1);
     Duration resync = read.seconds("KIPAM_RESYNC_SECONDS", 300, 1);
     boolean election = read.bool("KIPAM_LEADER_ELECTION", true);
     Duration lease = read.seconds("KIPAM_LEASE_DURATION_SECONDS", 15, 1);
@@ -105,6 +110,7 @@ public record OperatorSettings(
         retry,
         recheck,
         nodeGoneGrace,
+        capacity,
         resync,
         election,
         read.text("KIPAM_LEASE_NAME").orElse("kipam-operator"),
@@ -132,6 +138,7 @@ public record OperatorSettings(
         releaseRetryDelay,
         recheckInterval,
         nodeGoneGrace,
+        capacityInterval,
         resyncInterval,
         leaderElection,
         leaseName,

@@ -70,21 +70,32 @@ public final class ControlPlane implements AutoCloseable {
    * fresh ports, at most three times.
    */
   public static synchronized ControlPlane shared() {
-    for (int attempt = 1; shared == null; attempt++) {
+    if (shared == null) {
+      ControlPlane started = fresh();
+      Runtime.getRuntime().addShutdownHook(new Thread(started::close, "control-plane-stop"));
+      shared = started;
+    }
+    return shared;
+  }
+
+  /**
+   * A control plane of the caller's own, started now, which the caller closes: for a test that
+   * needs a cluster holding nothing but its own objects (every Node, every pool). Ports as in
+   * {@link #shared()}.
+   */
+  public static ControlPlane fresh() {
+    for (int attempt = 1; ; attempt++) {
       ControlPlane started = new ControlPlane(ControlPlaneBinaries.directory());
       try {
         started.start();
+        return started;
       } catch (IllegalStateException e) {
         if (attempt >= 3 || !portTaken(e)) {
           throw e;
         }
         log.warn("a port of the control plane was taken before it bound it; starting again");
-        continue;
       }
-      Runtime.getRuntime().addShutdownHook(new Thread(started::close, "control-plane-stop"));
-      shared = started;
     }
-    return shared;
   }
 
   private static boolean portTaken(Throwable e) {

@@ -32,11 +32,16 @@ final class ApiRequestCounts {
 
   /** The counts now, for the {@code kipam.io} group. */
   static ApiRequestCounts read(KubernetesClient client) {
+    return read(client, "kipam.io");
+  }
+
+  /** The counts now, for API group {@code group} (empty: the core group, Nodes and Pods). */
+  static ApiRequestCounts read(KubernetesClient client, String group) {
     Map<Kind, Double> counts = new HashMap<>();
     Matcher m = LINE.matcher(client.raw("/metrics"));
     while (m.find()) {
       String labels = m.group(1);
-      if (!labels.contains("group=\"kipam.io\"")) {
+      if (!label(labels, "group").equals(group)) {
         continue;
       }
       Kind kind =

@@ -6,6 +6,9 @@ import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.kipam.operator.audit.AuditLoop;
+import io.kipam.operator.audit.OrphanAudit;
+import io.kipam.operator.audit.Sightings;
 import io.kipam.operator.block.BlockReconciler;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.EventRecorder;
@@ -37,6 +40,7 @@ public final class KipamOperator implements AutoCloseable {
   private KubernetesClient client;
   private Operator operator;
   private MetricsServer http;
+  private AuditLoop audit;
   private volatile boolean leading;
   private volatile boolean closing;
 
@@ -114,12 +118,21 @@ public final class KipamOperator implements AutoCloseable {
             events,
             metrics),
         this::common);
+    audit =
+        new AuditLoop(
+            new OrphanAudit(
+                    client, delete, events, metrics, clock, new Sightings(settings.orphanGrace()))
+                ::run,
+            settings.auditInterval());
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
       leading = true;
       metrics.leader(true);
     }
     operator.start();
+    if (!settings.leaderElection()) {
+      audit.start();
+    }
     log.info(
         "kipam-operator {} started: metrics on port {}, leader election {}",
         settings.identity(),
@@ -158,10 +171,12 @@ public final class KipamOperator implements AutoCloseable {
     leading = true;
     metrics.leader(true);
     log.info("{} holds the Lease {} and reconciles", settings.identity(), settings.leaseName());
+    audit.start();
   }
 
   private void stoppedLeading() {
     leading = false;
+    audit.close();
     metrics.leader(false);
     if (closing) {
       return;
@@ -206,6 +221,9 @@ public final class KipamOperator implements AutoCloseable {
     }
     closing = true;
     try {
+      if (audit != null) {
+        audit.close();
+      }
       if (operator != null) {
         operator.stop();
       }

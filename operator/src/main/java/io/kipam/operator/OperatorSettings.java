@@ -39,6 +39,10 @@ import java.util.UUID;
  * @param retryPeriod {@code KIPAM_LEASE_RETRY_PERIOD_SECONDS} (2)
  * @param eventNamespace {@code KIPAM_EVENT_NAMESPACE} (default): where Events about cluster-scoped
  *     objects (pools, blocks) are written, as the kubelet does for Nodes
+ * @param auditInterval {@code KIPAM_AUDIT_SECONDS} (300): the pause between the end of one audit of
+ *     the IPAddresses and the start of the next (leader only)
+ * @param orphanGrace {@code KIPAM_ORPHAN_GRACE_SECONDS} (600): how long an IPAddress must have been
+ *     seen orphaned, by two audits at least this far apart, before it is removed
  * @param exitOnLostLeadership not from the environment: {@link KipamOperator#main} exits the
  *     process when it loses the Lease, so no reconcile of the old leader overlaps the new one's; an
  *     operator run inside another program (tests) stops itself instead
@@ -63,6 +67,8 @@ public record OperatorSettings(
     Duration renewDeadline,
     Duration retryPeriod,
     String eventNamespace,
+    Duration auditInterval,
+    Duration orphanGrace,
     boolean exitOnLostLeadership) {
 
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
@@ -82,6 +88,8 @@ public record OperatorSettings(
     Duration lease = read.seconds("KIPAM_LEASE_DURATION_SECONDS", 15, 1);
     Duration renew = read.seconds("KIPAM_LEASE_RENEW_DEADLINE_SECONDS", 10, 1);
     Duration retryPeriod = read.seconds("KIPAM_LEASE_RETRY_PERIOD_SECONDS", 2, 1);
+    Duration audit = read.seconds("KIPAM_AUDIT_SECONDS", 300, 1);
+    Duration orphanGrace = read.seconds("KIPAM_ORPHAN_GRACE_SECONDS", 600, 0);
     if (renew.compareTo(lease) >= 0) {
       problems.add(
           "KIPAM_LEASE_RENEW_DEADLINE_SECONDS must be shorter than KIPAM_LEASE_DURATION_SECONDS");
@@ -116,6 +124,8 @@ public record OperatorSettings(
         renew,
         retryPeriod,
         read.text("KIPAM_EVENT_NAMESPACE").orElse("default"),
+        audit,
+        orphanGrace,
         true);
   }
 
@@ -141,6 +151,8 @@ public record OperatorSettings(
         renewDeadline,
         retryPeriod,
         eventNamespace,
+        auditInterval,
+        orphanGrace,
         false);
   }
 

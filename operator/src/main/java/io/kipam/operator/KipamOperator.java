@@ -121,7 +121,13 @@ public final class KipamOperator implements AutoCloseable {
     audit =
         new AuditLoop(
             new OrphanAudit(
-                    client, delete, events, metrics, clock, new Sightings(settings.orphanGrace()))
+                    client,
+                    delete,
+                    events,
+                    metrics,
+                    clock,
+                    new Sightings(settings.orphanGrace()),
+                    settings.auditPageSize())
                 ::run,
             settings.auditInterval());
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);

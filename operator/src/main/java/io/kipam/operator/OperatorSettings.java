@@ -43,6 +43,8 @@ import java.util.UUID;
  *     the IPAddresses and the start of the next (leader only)
  * @param orphanGrace {@code KIPAM_ORPHAN_GRACE_SECONDS} (600): how long an IPAddress must have been
  *     seen orphaned, by two audits at least this far apart, before it is removed
+ * @param auditPageSize {@code KIPAM_AUDIT_PAGE_SIZE} (500): IPAddresses per LIST page of the audit,
+ *     the most it holds at once
  * @param exitOnLostLeadership not from the environment: {@link KipamOperator#main} exits the
  *     process when it loses the Lease, so no reconcile of the old leader overlaps the new one's; an
  *     operator run inside another program (tests) stops itself instead
@@ -69,6 +71,7 @@ public record OperatorSettings(
     String eventNamespace,
     Duration auditInterval,
     Duration orphanGrace,
+    int auditPageSize,
     boolean exitOnLostLeadership) {
 
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
@@ -90,6 +93,7 @@ public record OperatorSettings(
     Duration retryPeriod = read.seconds("KIPAM_LEASE_RETRY_PERIOD_SECONDS", 2, 1);
     Duration audit = read.seconds("KIPAM_AUDIT_SECONDS", 300, 1);
     Duration orphanGrace = read.seconds("KIPAM_ORPHAN_GRACE_SECONDS", 600, 0);
+    int auditPage = (int) read.number("KIPAM_AUDIT_PAGE_SIZE", 500, 1, 10_000);
     if (renew.compareTo(lease) >= 0) {
       problems.add(
           "KIPAM_LEASE_RENEW_DEADLINE_SECONDS must be shorter than KIPAM_LEASE_DURATION_SECONDS");
@@ -126,6 +130,7 @@ public record OperatorSettings(
         read.text("KIPAM_EVENT_NAMESPACE").orElse("default"),
         audit,
         orphanGrace,
+        auditPage,
         true);
   }
 
@@ -153,6 +158,7 @@ public record OperatorSettings(
         eventNamespace,
         auditInterval,
         orphanGrace,
+        auditPageSize,
         false);
   }
 

@@ -29,6 +29,7 @@ class OperatorSettingsTest {
     assertThat(s.eventNamespace()).isEqualTo("default");
     assertThat(s.auditInterval()).isEqualTo(Duration.ofMinutes(5));
     assertThat(s.orphanGrace()).isEqualTo(Duration.ofMinutes(10));
+    assertThat(s.auditPageSize()).isEqualTo(500);
     assertThat(s.exitOnLostLeadership()).isTrue();
     assertThat(s.embedded().exitOnLostLeadership()).isFalse();
   }

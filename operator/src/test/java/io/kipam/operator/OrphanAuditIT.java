@@ -24,10 +24,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The audit against the real control plane, with a short interval (2 s) and grace (3 s): orphaned
- * IPAddresses in several namespaces — a Pod of the owner's name but another UID, a block that does
- * not exist, a Node that does not exist — are removed with an Event each, and an address whose Pod,
- * block and Node exist stays.
+ * The audit against the real control plane, with a short interval (2 s), grace (3 s) and pages of
+ * two addresses, so one audit reads several pages: orphaned IPAddresses in several namespaces — a
+ * Pod of the owner's name but another UID, a block that does not exist, a Node that does not exist
+ * — are removed with an Event each, and an address whose Pod, block and Node exist stays.
  *
  * <p>The orphan whose Pod is wrong names it in {@code spec.pod} only, without an ownerReference:
  * with one, the garbage collector would delete it before the audit could. The Pods have no node
@@ -55,7 +55,11 @@ class OrphanAuditIT {
     Fixtures.registerNode(client, node);
     operator =
         RunningOperator.start(
-            controlPlane, Map.of("KIPAM_AUDIT_SECONDS", "2", "KIPAM_ORPHAN_GRACE_SECONDS", "3"));
+            controlPlane,
+            Map.of(
+                "KIPAM_AUDIT_SECONDS", "2",
+                "KIPAM_ORPHAN_GRACE_SECONDS", "3",
+                "KIPAM_AUDIT_PAGE_SIZE", "2"));
   }
 
   @AfterAll

@@ -16,18 +16,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One audit of every IPAddress in the cluster, page by page (a chunked LIST of {@value #PAGE}
- * items, all namespaces), holding one page at a time. Each address is classified ({@link
- * OrphanRules}); an orphan is remembered ({@link Sightings}) and removed only when a later audit,
- * at least the grace period after the first, sees it orphaned for the same reason, and a fresh GET
- * just before the delete still shows the same object (UID) orphaned for that reason. The delete
- * carries a UID precondition, so an address allocated again under the same name is never touched.
- * Every removal gets an Event {@code OrphanRemoved} on the address, a metric and a log line.
+ * One audit of every IPAddress in the cluster, page by page (a chunked LIST, all namespaces, of
+ * {@code pageSize} items and a continue token), holding one page at a time. Each address is
+ * classified ({@link OrphanRules}); an orphan is remembered ({@link Sightings}) and removed only
+ * when a later audit, at least the grace period after the first, sees it orphaned for the same
+ * reason, and a fresh GET just before the delete still shows the same object (UID) orphaned for
+ * that reason. The delete carries a UID precondition, so an address allocated again under the same
+ * name is never touched. Every removal gets an Event {@code OrphanRemoved} on the address, a metric
+ * and a log line.
  */
 public final class OrphanAudit {
 
   private static final Logger log = LoggerFactory.getLogger(OrphanAudit.class);
-  static final long PAGE = 500;
 
   private final KubernetesClient client;
   private final PreconditionedDelete delete;
@@ -35,6 +35,7 @@ public final class OrphanAudit {
   private final OperatorMetrics metrics;
   private final Clock clock;
   private final Sightings sightings;
+  private final long pageSize;
 
   public OrphanAudit(
       KubernetesClient client,
@@ -42,13 +43,15 @@ public final class OrphanAudit {
       EventRecorder events,
       OperatorMetrics metrics,
       Clock clock,
-      Sightings sightings) {
+      Sightings sightings,
+      int pageSize) {
     this.client = client;
     this.delete = delete;
     this.events = events;
     this.metrics = metrics;
     this.clock = clock;
     this.sightings = sightings;
+    this.pageSize = pageSize;
   }
 
   /**
@@ -60,6 +63,7 @@ public final class OrphanAudit {
     ClusterFacts facts = ClusterFacts.forOneAudit(client);
     Set<AddressKey> orphans = new HashSet<>();
     int scanned = 0;
+    int pages = 0;
     int removed = 0;
     String next = null;
     do {
@@ -67,7 +71,7 @@ public final class OrphanAudit {
           client
               .resources(IPAddress.class)
               .inAnyNamespace()
-              .list(new ListOptionsBuilder().withLimit(PAGE).withContinue(next).build());
+              .list(new ListOptionsBuilder().withLimit(pageSize).withContinue(next).build());
       for (IPAddress address : page.getItems()) {
         scanned++;
         Optional<OrphanRules.Verdict> verdict = OrphanRules.classify(address, facts);
@@ -80,6 +84,7 @@ public final class OrphanAudit {
           removed++;
         }
       }
+      pages++;
       metrics.scanned(page.getItems().size());
       next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (next != null && !next.isEmpty());
@@ -87,8 +92,9 @@ public final class OrphanAudit {
     double seconds = (System.nanoTime() - start) / 1e9;
     metrics.audited(seconds);
     log.info(
-        "audit read {} IPAddresses in {} s: {} orphaned, {} removed",
+        "audit read {} IPAddresses ({} pages) in {} s: {} orphaned, {} removed",
         scanned,
+        pages,
         String.format("%.1f", seconds),
         orphans.size(),
         removed);

@@ -6,8 +6,9 @@ import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.kipam.operator.audit.Audit;
 import io.kipam.operator.audit.AuditLoop;
-import io.kipam.operator.audit.OrphanAudit;
+import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.audit.Sightings;
 import io.kipam.operator.block.BlockReconciler;
 import io.kipam.operator.kube.AddressLookup;
@@ -89,6 +90,7 @@ public final class KipamOperator implements AutoCloseable {
         new EventRecorder(client, settings.eventNamespace(), settings.identity(), clock);
     AddressLookup addresses = new AddressLookup(client);
     PreconditionedDelete delete = new PreconditionedDelete(client);
+    DuplicateSummary duplicates = new DuplicateSummary();
     operator =
         new Operator(
             o -> {
@@ -103,7 +105,8 @@ public final class KipamOperator implements AutoCloseable {
               }
             });
     operator.register(
-        new PoolReconciler(clock, events, metrics, settings.recheckInterval(), addresses, delete),
+        new PoolReconciler(
+            clock, events, metrics, settings.recheckInterval(), addresses, delete, duplicates),
         this::common);
     operator.register(
         new BlockReconciler(
@@ -120,15 +123,15 @@ public final class KipamOperator implements AutoCloseable {
         this::common);
     audit =
         new AuditLoop(
-            new OrphanAudit(
-                    client,
-                    delete,
-                    events,
-                    metrics,
-                    clock,
-                    new Sightings(settings.orphanGrace()),
-                    settings.auditPageSize())
-                ::run,
+            new Audit(
+                client,
+                delete,
+                events,
+                metrics,
+                clock,
+                new Sightings(settings.orphanGrace()),
+                duplicates,
+                settings.auditPageSize()),
             settings.auditInterval());
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {

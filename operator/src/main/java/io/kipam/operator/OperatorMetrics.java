@@ -29,7 +29,8 @@ import java.util.Map;
  *   <li>{@code kipam_audit_duration_seconds}: how long one audit of the IPAddresses took
  *       (histogram); {@code kipam_audit_objects_scanned_total}: IPAddresses it read; {@code
  *       kipam_audit_orphans_removed_total{reason}}: orphans it deleted, by reason ({@code pod},
- *       {@code block}, {@code node}).
+ *       {@code block}, {@code node}); {@code kipam_audit_duplicates}: addresses the latest audit
+ *       found held by more than one IPAddress.
  * </ul>
  */
 public final class OperatorMetrics implements Metrics {
@@ -89,6 +90,12 @@ public final class OperatorMetrics implements Metrics {
           .name("kipam_audit_orphans_removed_total")
           .help("Orphaned IPAddresses the audit deleted, by reason")
           .labelNames("reason")
+          .register(registry);
+
+  private final Gauge duplicates =
+      Gauge.builder()
+          .name("kipam_audit_duplicates")
+          .help("Addresses the latest audit found held by more than one IPAddress")
           .register(registry);
 
   private Gauge poolGauge(String what, String help) {
@@ -168,6 +175,10 @@ public final class OperatorMetrics implements Metrics {
 
   public void orphanRemoved(String reason) {
     orphansRemoved.labelValues(reason).inc();
+  }
+
+  public void duplicates(int addresses) {
+    duplicates.set(addresses);
   }
 
   public void leader(boolean leading) {

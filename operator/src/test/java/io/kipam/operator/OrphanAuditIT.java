@@ -3,6 +3,7 @@ package io.kipam.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -28,6 +29,9 @@ import org.junit.jupiter.api.Test;
  * two addresses, so one audit reads several pages: orphaned IPAddresses in several namespaces — a
  * Pod of the owner's name but another UID, a block that does not exist, a Node that does not exist
  * — are removed with an Event each, and an address whose Pod, block and Node exist stays.
+ *
+ * <p>One address held by two IPAddresses in two namespaces is reported (Events, gauge, the pool's
+ * condition {@code DuplicateAddresses}) and never deleted.
  *
  * <p>The orphan whose Pod is wrong names it in {@code spec.pod} only, without an ownerReference:
  * with one, the garbage collector would delete it before the audit could. The Pods have no node
@@ -59,7 +63,8 @@ class OrphanAuditIT {
             Map.of(
                 "KIPAM_AUDIT_SECONDS", "2",
                 "KIPAM_ORPHAN_GRACE_SECONDS", "3",
-                "KIPAM_AUDIT_PAGE_SIZE", "2"));
+                "KIPAM_AUDIT_PAGE_SIZE", "2",
+                "KIPAM_RESYNC_SECONDS", "2"));
   }
 
   @AfterAll
@@ -201,5 +206,56 @@ class OrphanAuditIT {
     assertThat(stillThere.getMetadata().getUid()).isEqualTo(live.getMetadata().getUid());
     assertThat(events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
     assertThat(operator.metricSum("kipam_audit_objects_scanned_total")).isGreaterThanOrEqualTo(4);
+  }
+
+  @Test
+  void anAddressHeldInTwoNamespacesIsReportedAndNeitherHolderIsDeleted() throws Exception {
+    String network = Fixtures.uniqueName("net");
+    IPPool pool = kipam.createPool(Fixtures.uniqueName("dup"), "10.61.0.0/24", 28, network);
+    String poolName = pool.getMetadata().getName();
+    String blockName = kipam.claimBlock(pool, "10.61.0.0/28", node).getMetadata().getName();
+    String first = Fixtures.namespace(client, "dup-a");
+    String second = Fixtures.namespace(client, "dup-b");
+    IPAddress a =
+        kipam.allocateTo(
+            first, poolName, blockName, node, "10.61.0.5", createPod(first, "one"), true);
+    IPAddress b =
+        kipam.allocateTo(
+            second, poolName, blockName, node, "10.61.0.5", createPod(second, "two"), true);
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              Condition duplicate =
+                  kipam
+                      .condition(poolName, "DuplicateAddresses")
+                      .orElseThrow(() -> new AssertionError("no DuplicateAddresses condition"));
+              assertThat(duplicate.getStatus()).isEqualTo("True");
+              assertThat(duplicate.getMessage())
+                  .contains("10.61.0.5")
+                  .contains(first + "/")
+                  .contains(second + "/");
+            });
+    for (IPAddress holder : List.of(a, b)) {
+      await()
+          .atMost(WITHIN)
+          .untilAsserted(
+              () ->
+                  assertThat(events(holder))
+                      .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("DuplicateAddress")));
+    }
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.eventReasons(poolName)).contains("DuplicateAddress"));
+    assertThat(operator.metric("kipam_audit_duplicates")).isGreaterThanOrEqualTo(1);
+    assertThat(get(a)).as("a duplicate is never deleted").isNotNull();
+    assertThat(get(b)).as("a duplicate is never deleted").isNotNull();
+
+    kipam.delete(b);
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.condition(poolName, "DuplicateAddresses")).isEmpty());
+    assertThat(get(a)).isNotNull();
   }
 }

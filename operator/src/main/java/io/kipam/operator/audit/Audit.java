@@ -61,8 +61,10 @@ public final class Audit implements Runnable {
     int scanned =
         pages(
             address -> {
-              orphans.consider(address, facts, now);
-              found.see(network(address, facts), address.getSpec().getIp());
+              // An address removed as an orphan holds nothing any more.
+              if (!orphans.consider(address, facts, now)) {
+                found.see(network(address, facts), address.getSpec().getIp());
+              }
             });
     orphans.end();
     if (found.found()) {

@@ -51,17 +51,19 @@ final class OrphanRemover {
     removed = 0;
   }
 
-  /** Classifies {@code address}; removes it when it is due. */
-  void consider(IPAddress address, OrphanRules.Facts facts, Instant now) {
+  /** Classifies {@code address} and removes it when it is due; true when it was removed. */
+  boolean consider(IPAddress address, OrphanRules.Facts facts, Instant now) {
     Optional<OrphanRules.Verdict> verdict = OrphanRules.classify(address, facts);
     if (verdict.isEmpty()) {
-      return;
+      return false;
     }
     AddressKey key = AddressKey.of(address);
     orphans.add(key);
     if (sightings.seen(key, verdict.get().reason(), now) && remove(key, verdict.get())) {
       removed++;
+      return true;
     }
+    return false;
   }
 
   /** Ends a complete audit: candidates it did not see orphaned are forgotten. */

@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 final class DuplicateReporter {
 
   private static final Logger log = LoggerFactory.getLogger(DuplicateReporter.class);
+  private static final int NAMED = 10;
 
   private final EventRecorder events;
   private final OperatorMetrics metrics;
@@ -54,7 +55,7 @@ final class DuplicateReporter {
         });
     reported = now;
     Map<String, String> messages = new TreeMap<>();
-    byPool.forEach((pool, sentences) -> messages.put(pool, String.join("; ", sentences)));
+    byPool.forEach((pool, sentences) -> messages.put(pool, message(sentences)));
     summary.replace(messages);
   }
 
@@ -81,6 +82,15 @@ final class DuplicateReporter {
                         (IPPool p) ->
                             events.record(
                                 p, EventRecorder.Type.Warning, "DuplicateAddress", sentence)));
+  }
+
+  /**
+   * The first {@value #NAMED} sentences, so a pool with many duplicates keeps a short condition.
+   */
+  static String message(Set<String> sentences) {
+    String named = sentences.stream().limit(NAMED).collect(Collectors.joining("; "));
+    int more = sentences.size() - NAMED;
+    return more > 0 ? named + "; and " + more + " more addresses held twice" : named;
   }
 
   /** E.g. "10.0.0.1 is held by a/pool.10-0-0-1 (pool p) and b/pool.10-0-0-1 (pool p)". */

@@ -6,6 +6,10 @@ import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.kipam.operator.audit.Audit;
+import io.kipam.operator.audit.AuditLoop;
+import io.kipam.operator.audit.DuplicateSummary;
+import io.kipam.operator.audit.Sightings;
 import io.kipam.operator.block.BlockReconciler;
 import io.kipam.operator.capacity.CapacityPublisher;
 import io.kipam.operator.kube.AddressLookup;
@@ -39,6 +43,7 @@ public final class KipamOperator implements AutoCloseable {
   private Operator operator;
   private MetricsServer http;
   private CapacityPublisher capacity;
+  private AuditLoop audit;
   private volatile boolean leading;
   private volatile boolean closing;
 
@@ -87,6 +92,7 @@ public final class KipamOperator implements AutoCloseable {
         new EventRecorder(client, settings.eventNamespace(), settings.identity(), clock);
     AddressLookup addresses = new AddressLookup(client);
     PreconditionedDelete delete = new PreconditionedDelete(client);
+    DuplicateSummary duplicates = new DuplicateSummary();
     operator =
         new Operator(
             o -> {
@@ -101,7 +107,8 @@ public final class KipamOperator implements AutoCloseable {
               }
             });
     operator.register(
-        new PoolReconciler(clock, events, metrics, settings.recheckInterval(), addresses, delete),
+        new PoolReconciler(
+            clock, events, metrics, settings.recheckInterval(), addresses, delete, duplicates),
         this::common);
     operator.register(
         new BlockReconciler(
@@ -116,6 +123,18 @@ public final class KipamOperator implements AutoCloseable {
             events,
             metrics),
         this::common);
+    audit =
+        new AuditLoop(
+            new Audit(
+                client,
+                delete,
+                events,
+                metrics,
+                clock,
+                new Sightings(settings.orphanGrace()),
+                duplicates,
+                settings.auditPageSize()),
+            settings.auditInterval());
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
       leading = true;
@@ -124,6 +143,9 @@ public final class KipamOperator implements AutoCloseable {
     operator.start();
     capacity =
         new CapacityPublisher(client, settings.capacityInterval(), this::isLeader, metrics, clock);
+    if (!settings.leaderElection()) {
+      audit.start();
+    }
     log.info(
         "kipam-operator {} started: metrics on port {}, leader election {}",
         settings.identity(),
@@ -162,10 +184,12 @@ public final class KipamOperator implements AutoCloseable {
     leading = true;
     metrics.leader(true);
     log.info("{} holds the Lease {} and reconciles", settings.identity(), settings.leaseName());
+    audit.start();
   }
 
   private void stoppedLeading() {
     leading = false;
+    audit.close();
     metrics.leader(false);
     if (closing) {
       return;
@@ -210,6 +234,9 @@ public final class KipamOperator implements AutoCloseable {
     }
     closing = true;
     try {
+      if (audit != null) {
+        audit.close();
+      }
       if (operator != null) {
         operator.stop();
       }

@@ -29,6 +29,11 @@ import java.util.Map;
  *       status: {@code written}, {@code gone} (the Node was deleted or registered again), {@code
  *       failed}.
  *   <li>{@code kipam_operator_leader}: 1 while this instance holds the Lease.
+ *   <li>{@code kipam_audit_duration_seconds}: how long one audit of the IPAddresses took
+ *       (histogram); {@code kipam_audit_objects_scanned_total}: IPAddresses it read; {@code
+ *       kipam_audit_orphans_removed_total{reason}}: orphans it deleted, by reason ({@code pod},
+ *       {@code block}, {@code node}); {@code kipam_audit_duplicates}: addresses the latest audit
+ *       found held by more than one IPAddress.
  * </ul>
  */
 public final class OperatorMetrics implements Metrics {
@@ -77,6 +82,29 @@ public final class OperatorMetrics implements Metrics {
       Gauge.builder()
           .name("kipam_operator_leader")
           .help("1 while this instance holds the leader Lease")
+          .register(registry);
+
+  private final Histogram auditDuration =
+      Histogram.builder()
+          .name("kipam_audit_duration_seconds")
+          .help("Time one audit of the IPAddresses took")
+          .register(registry);
+  private final Counter auditScanned =
+      Counter.builder()
+          .name("kipam_audit_objects_scanned_total")
+          .help("IPAddresses read by the audit")
+          .register(registry);
+  private final Counter orphansRemoved =
+      Counter.builder()
+          .name("kipam_audit_orphans_removed_total")
+          .help("Orphaned IPAddresses the audit deleted, by reason")
+          .labelNames("reason")
+          .register(registry);
+
+  private final Gauge duplicates =
+      Gauge.builder()
+          .name("kipam_audit_duplicates")
+          .help("Addresses the latest audit found held by more than one IPAddress")
           .register(registry);
 
   private Gauge poolGauge(String what, String help) {
@@ -148,6 +176,22 @@ public final class OperatorMetrics implements Metrics {
 
   public void nodeCapacityWrite(String outcome) {
     capacityWrites.labelValues(outcome).inc();
+  }
+
+  public void audited(double seconds) {
+    auditDuration.observe(seconds);
+  }
+
+  public void scanned(int addresses) {
+    auditScanned.inc(addresses);
+  }
+
+  public void orphanRemoved(String reason) {
+    orphansRemoved.labelValues(reason).inc();
+  }
+
+  public void duplicates(int addresses) {
+    duplicates.set(addresses);
   }
 
   public void leader(boolean leading) {

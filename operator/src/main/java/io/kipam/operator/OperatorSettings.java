@@ -42,6 +42,12 @@ import java.util.UUID;
  * @param retryPeriod {@code KIPAM_LEASE_RETRY_PERIOD_SECONDS} (2)
  * @param eventNamespace {@code KIPAM_EVENT_NAMESPACE} (default): where Events about cluster-scoped
  *     objects (pools, blocks) are written, as the kubelet does for Nodes
+ * @param auditInterval {@code KIPAM_AUDIT_SECONDS} (300): the pause between the end of one audit of
+ *     the IPAddresses and the start of the next (leader only)
+ * @param orphanGrace {@code KIPAM_ORPHAN_GRACE_SECONDS} (600): how long an IPAddress must have been
+ *     seen orphaned, by two audits at least this far apart, before it is removed
+ * @param auditPageSize {@code KIPAM_AUDIT_PAGE_SIZE} (500): IPAddresses per LIST page of the audit,
+ *     the most it holds at once
  * @param exitOnLostLeadership not from the environment: {@link KipamOperator#main} exits the
  *     process when it loses the Lease, so no reconcile of the old leader overlaps the new one's; an
  *     operator run inside another program (tests) stops itself instead
@@ -67,6 +73,9 @@ public record OperatorSettings(
     Duration renewDeadline,
     Duration retryPeriod,
     String eventNamespace,
+    Duration auditInterval,
+    Duration orphanGrace,
+    int auditPageSize,
     boolean exitOnLostLeadership) {
 
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
@@ -87,6 +96,9 @@ public record OperatorSettings(
     Duration lease = read.seconds("KIPAM_LEASE_DURATION_SECONDS", 15, 1);
     Duration renew = read.seconds("KIPAM_LEASE_RENEW_DEADLINE_SECONDS", 10, 1);
     Duration retryPeriod = read.seconds("KIPAM_LEASE_RETRY_PERIOD_SECONDS", 2, 1);
+    Duration audit = read.seconds("KIPAM_AUDIT_SECONDS", 300, 1);
+    Duration orphanGrace = read.seconds("KIPAM_ORPHAN_GRACE_SECONDS", 600, 0);
+    int auditPage = (int) read.number("KIPAM_AUDIT_PAGE_SIZE", 500, 1, 10_000);
     if (renew.compareTo(lease) >= 0) {
       problems.add(
           "KIPAM_LEASE_RENEW_DEADLINE_SECONDS must be shorter than KIPAM_LEASE_DURATION_SECONDS");
@@ -122,6 +134,9 @@ public record OperatorSettings(
         renew,
         retryPeriod,
         read.text("KIPAM_EVENT_NAMESPACE").orElse("default"),
+        audit,
+        orphanGrace,
+        auditPage,
         true);
   }
 
@@ -148,6 +163,9 @@ public record OperatorSettings(
         renewDeadline,
         retryPeriod,
         eventNamespace,
+        auditInterval,
+        orphanGrace,
+        auditPageSize,
         false);
   }
 

@@ -224,6 +224,53 @@ final class Kipam {
     return client.resource(object).create();
   }
 
+  /**
+   * An allocation of {@code ip} in {@code block} on {@code node} to {@code pod}, as kipam-node
+   * writes it; with an ownerReference to the Pod when {@code owned}. The block and the node are
+   * names only: they need not exist.
+   */
+  IPAddress allocateTo(
+      String namespace,
+      String pool,
+      String block,
+      String node,
+      String ip,
+      PodReference pod,
+      boolean owned) {
+    ObjectMetaBuilder meta =
+        new ObjectMetaBuilder()
+            .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
+            .withNamespace(namespace)
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_POOL, pool,
+                    ApiConstants.LABEL_NODE, node,
+                    ApiConstants.LABEL_NETWORK, "kipam-test"));
+    if (owned) {
+      meta.withOwnerReferences(
+          new OwnerReferenceBuilder()
+              .withApiVersion("v1")
+              .withKind("Pod")
+              .withName(pod.getName())
+              .withUid(pod.getUid())
+              .withBlockOwnerDeletion(false)
+              .build());
+    }
+    IPAddressSpec spec = new IPAddressSpec();
+    spec.setIp(ip);
+    spec.setPool(pool);
+    spec.setBlock(block);
+    spec.setNode(node);
+    spec.setNetwork("kipam-test");
+    spec.setPod(pod);
+    spec.setContainerID("container-" + UUID.randomUUID());
+    spec.setInterfaceName("eth0");
+    IPAddress object = new IPAddress();
+    object.setMetadata(meta.build());
+    object.setSpec(spec);
+    return client.resource(object).create();
+  }
+
   /** The address {@code offset} places after the first of the block. */
   static String addressIn(IPBlock block, int offset) {
     return Cidr.parse(block.getSpec().getCidr())

@@ -28,8 +28,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The operator runs with nothing but {@code config/rbac/operator-role.yaml}: a service account's
  * token, through every kind of call it makes (watches, pool status and finalizer, block status and
- * deletes, IPAddress lists, Node reads, Events, the Lease). A verb missing from the role fails this
- * test; a verb the operator does not need is caught by review of the role's comments.
+ * deletes, IPAddress lists, Node reads, Events, the Lease) and through the audit (IPAddress pages,
+ * Pod reads, the orphan's fresh read and delete). A verb missing from the role fails this test; a
+ * verb the operator does not need is caught by review of the role's comments.
  *
  * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
  * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
@@ -171,6 +172,53 @@ class OperatorRbacWithPlayedDaemonIT {
               operator.metricSum(
                   "kipam_operator_reconciles_total{controller=\"ippool\",operation=\"reconcile\",outcome=\"error\"}"))
           .isZero();
+    }
+  }
+
+  @Test
+  void theAuditDoesItsJobWithOnlyItsRole() throws Exception {
+    String node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    Map<String, String> env = RunningOperator.environment(controlPlane);
+    env.put("KUBECONFIG", serviceAccountKubeconfig().toString());
+    env.put("KIPAM_LEASE_NAMESPACE", "kipam-system");
+    env.put("KIPAM_AUDIT_SECONDS", "1");
+    env.put("KIPAM_ORPHAN_GRACE_SECONDS", "1");
+
+    try (RunningOperator operator = RunningOperator.start(env)) {
+      await().atMost(WITHIN).until(operator::isLeader);
+      IPPool pool =
+          kipam.createPool(
+              Fixtures.uniqueName("rbac-audit"), "10.81.0.0/24", 28, Fixtures.uniqueName("net"));
+      IPBlock block = kipam.claimBlock(pool, "10.81.0.0/28", node);
+      String namespace = Fixtures.namespace(client, "rbac-audit");
+      // The audit's pages, Pod reads, fresh read, delete and Event: an address whose Pod never
+      // existed goes.
+      IPAddress orphan = kipam.allocate(namespace, block, Kipam.addressIn(block, 1));
+      await()
+          .atMost(WITHIN)
+          .until(
+              () ->
+                  client
+                          .resources(IPAddress.class)
+                          .inNamespace(namespace)
+                          .withName(orphan.getMetadata().getName())
+                          .get()
+                      == null);
+      await()
+          .atMost(WITHIN)
+          .until(
+              () ->
+                  client
+                      .v1()
+                      .events()
+                      .inNamespace(namespace)
+                      .withField("involvedObject.name", orphan.getMetadata().getName())
+                      .list()
+                      .getItems()
+                      .stream()
+                      .anyMatch(e -> "OrphanRemoved".equals(e.getReason())));
+      assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"pod\"}")).isEqualTo(1);
     }
   }
 }

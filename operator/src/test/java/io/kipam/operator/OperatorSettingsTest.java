@@ -27,6 +27,9 @@ class OperatorSettingsTest {
     assertThat(s.leaseNamespace()).isEmpty();
     assertThat(s.identity()).isEqualTo("op-0");
     assertThat(s.eventNamespace()).isEqualTo("default");
+    assertThat(s.auditInterval()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(s.orphanGrace()).isEqualTo(Duration.ofMinutes(10));
+    assertThat(s.auditPageSize()).isEqualTo(500);
     assertThat(s.exitOnLostLeadership()).isTrue();
     assertThat(s.embedded().exitOnLostLeadership()).isFalse();
   }
@@ -56,11 +59,13 @@ class OperatorSettingsTest {
                         "KIPAM_API_QPS", "fast",
                         "KIPAM_BLOCK_IDLE_SECONDS", "-1",
                         "KIPAM_LEADER_ELECTION", "yes",
+                        "KIPAM_AUDIT_SECONDS", "0",
                         "KIPAM_LEASE_RENEW_DEADLINE_SECONDS", "20")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("KIPAM_API_QPS")
         .hasMessageContaining("KIPAM_BLOCK_IDLE_SECONDS")
         .hasMessageContaining("KIPAM_LEADER_ELECTION")
+        .hasMessageContaining("KIPAM_AUDIT_SECONDS")
         .hasMessageContaining("KIPAM_LEASE_RENEW_DEADLINE_SECONDS");
   }
 }

@@ -40,7 +40,8 @@ public class IPPoolStatus {
   private Long observedGeneration;
 
   @JsonPropertyDescription(
-      "Ready (daemons may allocate), Exhausted (no assignable address is left) and Terminating.")
+      "Ready (daemons may allocate), Exhausted (no assignable address is left), Terminating, and"
+          + " DuplicateAddresses while the audit finds addresses of the pool held twice.")
   private List<Condition> conditions = new ArrayList<>();
 
   public String getCapacity() {

@@ -13,10 +13,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes a Kubernetes Event (core/v1) for every state-changing decision of the operator, so {@code
- * kubectl describe ippool} and {@code kubectl get events} tell what it did and why. kipam's objects
- * are cluster-scoped; their Events go to one namespace ({@code default} unless configured), as the
- * kubelet's Events about Nodes do. An Event that cannot be written is logged and otherwise ignored:
- * it never fails the decision it reports.
+ * kubectl describe ippool} and {@code kubectl get events} tell what it did and why. Events about
+ * cluster-scoped objects (pools, blocks) go to one namespace ({@code default} unless configured),
+ * as the kubelet's Events about Nodes do; Events about a namespaced object (an IPAddress) go to its
+ * own namespace, where {@code kubectl describe} looks for them. An Event that cannot be written is
+ * logged and otherwise ignored: it never fails the decision it reports.
  */
 public final class EventRecorder {
 
@@ -43,6 +44,8 @@ public final class EventRecorder {
 
   public void record(HasMetadata object, Type type, String reason, String message) {
     String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
+    String objectNamespace = object.getMetadata().getNamespace();
+    String namespace = objectNamespace == null ? this.namespace : objectNamespace;
     var event =
         new EventBuilder()
             .withNewMetadata()
@@ -54,6 +57,7 @@ public final class EventRecorder {
                     .withApiVersion(object.getApiVersion())
                     .withKind(object.getKind())
                     .withName(object.getMetadata().getName())
+                    .withNamespace(objectNamespace)
                     .withUid(object.getMetadata().getUid())
                     .withResourceVersion(object.getMetadata().getResourceVersion())
                     .build())

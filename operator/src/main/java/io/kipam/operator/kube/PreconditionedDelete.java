@@ -14,21 +14,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Deletes an IPBlock only if it is still the object that was checked: a UID precondition (a block
- * released and claimed again under the same name is another object) and, when given, a
- * resourceVersion precondition (nothing changed since the fresh read the decision rests on).
- * fabric8 offers a resourceVersion precondition on delete but not a UID one, hence the request by
- * hand.
+ * Deletes an IPBlock or an IPAddress only if it is still the object that was checked: a UID
+ * precondition (an object deleted and created again under the same name is another object) and,
+ * when given, a resourceVersion precondition (nothing changed since the fresh read the decision
+ * rests on). fabric8 offers a resourceVersion precondition on delete but not a UID one, hence the
+ * request by hand.
  */
 public final class PreconditionedDelete {
 
   /** What the API server answered. */
   public enum Outcome {
-    /** The block was deleted. */
+    /** The object was deleted. */
     DELETED,
-    /** The block was gone already. */
+    /** The object was gone already. */
     GONE,
-    /** A precondition failed: the block changed or is another object now. */
+    /** A precondition failed: the object changed or is another object now. */
     CHANGED
   }
 
@@ -42,14 +42,30 @@ public final class PreconditionedDelete {
    * @param resourceVersion the version the decision was made on, or null to require only the UID
    */
   public Outcome block(String name, String uid, String resourceVersion) {
+    return delete("IPBlock " + name, "/ipblocks/" + encode(name), uid, resourceVersion);
+  }
+
+  /** Deletes the IPAddress {@code namespace/name} only if its UID is still {@code uid}. */
+  public Outcome address(String namespace, String name, String uid) {
+    return delete(
+        "IPAddress " + namespace + "/" + name,
+        "/namespaces/" + encode(namespace) + "/ipaddresses/" + encode(name),
+        uid,
+        null);
+  }
+
+  private static String encode(String segment) {
+    return URLEncoder.encode(segment, StandardCharsets.UTF_8);
+  }
+
+  private Outcome delete(String what, String path, String uid, String resourceVersion) {
     DeleteOptions options = new DeleteOptions();
     options.setPreconditions(new Preconditions(resourceVersion, uid));
     String url =
         client.getMasterUrl().toString().replaceAll("/$", "")
             + "/apis/"
             + ApiConstants.API_VERSION
-            + "/ipblocks/"
-            + URLEncoder.encode(name, StandardCharsets.UTF_8);
+            + path;
     HttpRequest request =
         client
             .getHttpClient()
@@ -66,9 +82,9 @@ public final class PreconditionedDelete {
               .get(client.getConfiguration().getRequestTimeout(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new KubernetesClientException("interrupted while deleting IPBlock " + name, e);
+      throw new KubernetesClientException("interrupted while deleting " + what, e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new KubernetesClientException("cannot delete IPBlock " + name + ": " + e, e);
+      throw new KubernetesClientException("cannot delete " + what + ": " + e, e);
     }
     int code = response.code();
     if (code / 100 == 2) {
@@ -81,6 +97,6 @@ public final class PreconditionedDelete {
       return Outcome.CHANGED;
     }
     throw new KubernetesClientException(
-        "cannot delete IPBlock " + name + ": HTTP " + code + " " + response.body(), code, null);
+        "cannot delete " + what + ": HTTP " + code + " " + response.body(), code, null);
   }
 }

@@ -24,6 +24,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import io.kipam.operator.OperatorMetrics;
+import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
@@ -44,8 +45,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps each IPPool's status true: counts from its IPBlocks' status, {@code Ready} once checked (no
  * pool that overlaps it wins over it, see {@link PoolOverlaps}), {@code Exhausted}, {@code
- * Terminating}. Reads caches: the pools, the blocks (mapped to their pool by {@code spec.pool}),
- * and the pools again as peers, so that a pool whose overlapping neighbour appears or disappears is
+ * Terminating}, and {@code DuplicateAddresses} while the latest audit found addresses of the pool
+ * held twice ({@link DuplicateSummary}; looked at on every reconcile, so within the resync
+ * interval). Reads caches: the pools, the blocks (mapped to their pool by {@code spec.pool}), and
+ * the pools again as peers, so that a pool whose overlapping neighbour appears or disappears is
  * looked at again. The one exception is the decision that makes a pool Ready: it is taken on a
  * fresh LIST of every pool and written before any other Ready decision of the same network is taken
  * ({@link NetworkLocks}), since a cache that lags could let two overlapping pools both be Ready. A
@@ -72,6 +75,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private final AddressLookup addresses;
   private final PreconditionedDelete delete;
   private final NetworkLocks locks = new NetworkLocks();
+  private final DuplicateSummary duplicates;
 
   public PoolReconciler(
       Clock clock,
@@ -79,7 +83,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       OperatorMetrics metrics,
       Duration recheck,
       AddressLookup addresses,
-      PreconditionedDelete delete) {
+      PreconditionedDelete delete,
+      DuplicateSummary duplicates) {
     this.clock = clock;
     this.events = events;
     this.transitions = new PoolTransitions(events);
@@ -87,6 +92,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     this.recheck = recheck;
     this.addresses = addresses;
     this.delete = delete;
+    this.duplicates = duplicates;
   }
 
   @Override
@@ -263,6 +269,21 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       IPPool pool, IPPoolStatus before, PoolFacts facts, Context<IPPool> context) {
     IPPoolStatus status = PoolStatusCalculator.status(facts, before, clock.instant());
     status.setNodes(nodesFor(pool, context));
+    duplicates
+        .of(pool.getMetadata().getName())
+        .ifPresent(
+            found ->
+                status
+                    .getConditions()
+                    .add(
+                        Conditions.of(
+                            PoolStatusCalculator.DUPLICATE_ADDRESSES,
+                            Conditions.TRUE,
+                            "Duplicates",
+                            found,
+                            pool.getMetadata().getGeneration(),
+                            before == null ? List.of() : before.getConditions(),
+                            clock.instant())));
     if (same(before, status, context)) {
       return new Outcome(before, status, false);
     }

@@ -34,6 +34,9 @@ public final class PoolStatusCalculator {
   public static final String EXHAUSTED = "Exhausted";
   public static final String TERMINATING = "Terminating";
 
+  /** Written by the pool reconciler from the audit's findings, only while it is True. */
+  public static final String DUPLICATE_ADDRESSES = "DuplicateAddresses";
+
   public static final String REASON_CHECKED = "Checked";
   public static final String REASON_OVERLAP = "Overlap";
   public static final String REASON_INVALID = "Invalid";

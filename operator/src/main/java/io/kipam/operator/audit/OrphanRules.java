@@ -1,0 +1,72 @@
+package io.kipam.operator.audit;
+
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.PodReference;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Decides whether an IPAddress is an orphan, from what the cluster says about the objects it names.
+ * Pure: the caller looks the objects up. The Pod is checked first, then the block, then the Node,
+ * so an address missing several is reported for the first.
+ */
+public final class OrphanRules {
+
+  /** What the cluster holds of the objects one IPAddress names. */
+  public interface Facts {
+    /** The UID of the Pod {@code namespace/name}, if one exists. */
+    Optional<String> podUid(String namespace, String name);
+
+    /** Whether the IPBlock {@code name} exists (being deleted counts: it still waits for us). */
+    boolean blockExists(String name);
+
+    boolean nodeExists(String name);
+  }
+
+  /** An orphan: why, and a sentence naming the missing object. */
+  public record Verdict(OrphanReason reason, String detail) {}
+
+  private OrphanRules() {}
+
+  /**
+   * The Pod the address belongs to: its ownerReference of kind Pod, else {@code spec.pod} (an
+   * address written without an owner still names its pod).
+   */
+  public static PodReference podOf(IPAddress address) {
+    List<OwnerReference> owners = address.getMetadata().getOwnerReferences();
+    if (owners != null) {
+      for (OwnerReference owner : owners) {
+        if ("Pod".equals(owner.getKind()) && "v1".equals(owner.getApiVersion())) {
+          return new PodReference(owner.getName(), owner.getUid());
+        }
+      }
+    }
+    return address.getSpec().getPod();
+  }
+
+  /** Why {@code address} is an orphan, or empty when everything it names exists. */
+  public static Optional<Verdict> classify(IPAddress address, Facts facts) {
+    String namespace = address.getMetadata().getNamespace();
+    PodReference pod = podOf(address);
+    if (pod != null && pod.getName() != null && pod.getUid() != null) {
+      Optional<String> uid = facts.podUid(namespace, pod.getName());
+      if (uid.isEmpty() || !uid.get().equals(pod.getUid())) {
+        return verdict(OrphanReason.POD, namespace + "/" + pod.getName(), pod.getUid());
+      }
+    }
+    String block = address.getSpec().getBlock();
+    if (block != null && !facts.blockExists(block)) {
+      return verdict(OrphanReason.BLOCK, block);
+    }
+    String node = address.getSpec().getNode();
+    if (node != null && !facts.nodeExists(node)) {
+      return verdict(OrphanReason.NODE, node);
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<Verdict> verdict(OrphanReason reason, Object... names) {
+    return Optional.of(new Verdict(reason, reason.describe(names)));
+  }
+}

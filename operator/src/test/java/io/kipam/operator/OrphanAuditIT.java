@@ -1,0 +1,261 @@
+package io.kipam.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The audit against the real control plane, with a short interval (2 s), grace (3 s) and pages of
+ * two addresses, so one audit reads several pages: orphaned IPAddresses in several namespaces — a
+ * Pod of the owner's name but another UID, a block that does not exist, a Node that does not exist
+ * — are removed with an Event each, and an address whose Pod, block and Node exist stays.
+ *
+ * <p>One address held by two IPAddresses in two namespaces is reported (Events, gauge, the pool's
+ * condition {@code DuplicateAddresses}) and never deleted.
+ *
+ * <p>The orphan whose Pod is wrong names it in {@code spec.pod} only, without an ownerReference:
+ * with one, the garbage collector would delete it before the audit could. The Pods have no node
+ * (there is no kubelet, and the pod garbage collector deletes Pods bound to a Node that is gone).
+ */
+@WithControlPlane
+class OrphanAuditIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(60);
+  private static RunningOperator operator;
+  private static String node;
+
+  private final KubernetesClient client;
+  private final Kipam kipam;
+
+  OrphanAuditIT(KubernetesClient client) {
+    this.client = client;
+    this.kipam = new Kipam(client);
+  }
+
+  @BeforeAll
+  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    operator =
+        RunningOperator.start(
+            controlPlane,
+            Map.of(
+                "KIPAM_AUDIT_SECONDS", "2",
+                "KIPAM_ORPHAN_GRACE_SECONDS", "3",
+                "KIPAM_AUDIT_PAGE_SIZE", "2",
+                "KIPAM_RESYNC_SECONDS", "2"));
+  }
+
+  @AfterAll
+  static void stopOperator() {
+    if (operator != null) {
+      operator.close();
+    }
+  }
+
+  private PodReference createPod(String namespace, String name) {
+    Pod pod =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .resource(
+                new PodBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .endMetadata()
+                    .withNewSpec()
+                    .addNewContainer()
+                    .withName("app")
+                    .withImage("registry.invalid/app:1")
+                    .endContainer()
+                    .endSpec()
+                    .build())
+            .create();
+    return new PodReference(name, pod.getMetadata().getUid());
+  }
+
+  private IPAddress get(IPAddress address) {
+    return client
+        .resources(IPAddress.class)
+        .inNamespace(address.getMetadata().getNamespace())
+        .withName(address.getMetadata().getName())
+        .get();
+  }
+
+  private List<Event> events(IPAddress address) {
+    return client
+        .v1()
+        .events()
+        .inNamespace(address.getMetadata().getNamespace())
+        .withField("involvedObject.name", address.getMetadata().getName())
+        .list()
+        .getItems();
+  }
+
+  @Test
+  void orphansInEveryNamespaceAreRemovedWithAnEventAndTheLiveAddressStays() throws Exception {
+    String network = Fixtures.uniqueName("net");
+    IPPool pool = kipam.createPool(Fixtures.uniqueName("audit"), "10.60.0.0/24", 28, network);
+    String poolName = pool.getMetadata().getName();
+    IPBlock block = kipam.claimBlock(pool, "10.60.0.0/28", node);
+    String blockName = block.getMetadata().getName();
+    String[] namespaces = {
+      Fixtures.namespace(client, "audit-a"),
+      Fixtures.namespace(client, "audit-b"),
+      Fixtures.namespace(client, "audit-c")
+    };
+
+    PodReference livePod = createPod(namespaces[0], "live");
+    IPAddress live =
+        kipam.allocateTo(namespaces[0], poolName, blockName, node, "10.60.0.1", livePod, true);
+
+    createPod(namespaces[1], "reused");
+    IPAddress wrongUid =
+        kipam.allocateTo(
+            namespaces[1],
+            poolName,
+            blockName,
+            node,
+            "10.60.0.2",
+            new PodReference("reused", UUID.randomUUID().toString()),
+            false);
+
+    PodReference blockPod = createPod(namespaces[2], "no-block");
+    IPAddress blockGone =
+        kipam.allocateTo(
+            namespaces[2],
+            poolName,
+            Fixtures.uniqueName("gone-block"),
+            node,
+            "10.60.0.3",
+            blockPod,
+            true);
+
+    PodReference nodePod = createPod(namespaces[2], "no-node");
+    IPAddress nodeGone =
+        kipam.allocateTo(
+            namespaces[2],
+            poolName,
+            blockName,
+            Fixtures.uniqueName("gone-node"),
+            "10.60.0.4",
+            nodePod,
+            true);
+
+    Map<IPAddress, String> orphans =
+        Map.of(
+            wrongUid, "its Pod " + namespaces[1] + "/reused",
+            blockGone, "its IPBlock",
+            nodeGone, "its Node");
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              for (Map.Entry<IPAddress, String> orphan : orphans.entrySet()) {
+                assertThat(get(orphan.getKey()))
+                    .as("%s is removed", orphan.getKey().getMetadata().getName())
+                    .isNull();
+              }
+            });
+    for (Map.Entry<IPAddress, String> orphan : orphans.entrySet()) {
+      await()
+          .atMost(WITHIN)
+          .untilAsserted(
+              () ->
+                  assertThat(events(orphan.getKey()))
+                      .anySatisfy(
+                          e -> {
+                            assertThat(e.getReason()).isEqualTo("OrphanRemoved");
+                            assertThat(e.getMessage()).contains(orphan.getValue());
+                          }));
+    }
+    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"pod\"}"))
+        .isGreaterThanOrEqualTo(1);
+    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"block\"}"))
+        .isGreaterThanOrEqualTo(1);
+    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"node\"}"))
+        .isGreaterThanOrEqualTo(1);
+
+    double audits = operator.metric("kipam_audit_duration_seconds_count");
+    await()
+        .atMost(WITHIN)
+        .until(() -> operator.metric("kipam_audit_duration_seconds_count") >= audits + 2);
+    IPAddress stillThere = get(live);
+    assertThat(stillThere).as("the live address stays").isNotNull();
+    assertThat(stillThere.getMetadata().getUid()).isEqualTo(live.getMetadata().getUid());
+    assertThat(events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
+    assertThat(operator.metricSum("kipam_audit_objects_scanned_total")).isGreaterThanOrEqualTo(4);
+  }
+
+  @Test
+  void anAddressHeldInTwoNamespacesIsReportedAndNeitherHolderIsDeleted() throws Exception {
+    String network = Fixtures.uniqueName("net");
+    IPPool pool = kipam.createPool(Fixtures.uniqueName("dup"), "10.61.0.0/24", 28, network);
+    String poolName = pool.getMetadata().getName();
+    String blockName = kipam.claimBlock(pool, "10.61.0.0/28", node).getMetadata().getName();
+    String first = Fixtures.namespace(client, "dup-a");
+    String second = Fixtures.namespace(client, "dup-b");
+    IPAddress a =
+        kipam.allocateTo(
+            first, poolName, blockName, node, "10.61.0.5", createPod(first, "one"), true);
+    IPAddress b =
+        kipam.allocateTo(
+            second, poolName, blockName, node, "10.61.0.5", createPod(second, "two"), true);
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              Condition duplicate =
+                  kipam
+                      .condition(poolName, "DuplicateAddresses")
+                      .orElseThrow(() -> new AssertionError("no DuplicateAddresses condition"));
+              assertThat(duplicate.getStatus()).isEqualTo("True");
+              assertThat(duplicate.getMessage())
+                  .contains("10.61.0.5")
+                  .contains(first + "/")
+                  .contains(second + "/");
+            });
+    for (IPAddress holder : List.of(a, b)) {
+      await()
+          .atMost(WITHIN)
+          .untilAsserted(
+              () ->
+                  assertThat(events(holder))
+                      .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("DuplicateAddress")));
+    }
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.eventReasons(poolName)).contains("DuplicateAddress"));
+    assertThat(operator.metric("kipam_audit_duplicates")).isGreaterThanOrEqualTo(1);
+    assertThat(get(a)).as("a duplicate is never deleted").isNotNull();
+    assertThat(get(b)).as("a duplicate is never deleted").isNotNull();
+
+    kipam.delete(b);
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(() -> assertThat(kipam.condition(poolName, "DuplicateAddresses")).isEmpty());
+    assertThat(get(a)).isNotNull();
+  }
+}

@@ -1,0 +1,76 @@
+package io.kipam.operator.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kipam.operator.audit.Duplicates.Holder;
+import io.kipam.operator.audit.Duplicates.Slot;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DuplicatesTest {
+
+  private static Holder holder(String namespace, String pool) {
+    return new Holder(new AddressKey(namespace, pool + ".10-0-0-1", namespace + "-uid"), pool);
+  }
+
+  private static Duplicates twoPasses(List<String[]> addresses) {
+    Duplicates d = new Duplicates();
+    for (String[] a : addresses) {
+      d.see(a[0], a[1]);
+    }
+    if (d.found()) {
+      for (String[] a : addresses) {
+        d.collect(a[0], a[1], holder(a[2], a[3]));
+      }
+    }
+    return d;
+  }
+
+  @Test
+  void oneAddressHeldInTwoNamespacesIsADuplicateWithBothHolders() {
+    Duplicates d =
+        twoPasses(
+            List.of(
+                new String[] {"", "10.0.0.1", "a", "p"},
+                new String[] {"", "10.0.0.2", "a", "p"},
+                new String[] {"", "10.0.0.1", "b", "p"}));
+
+    assertThat(d.result()).containsOnlyKeys(new Slot("", "10.0.0.1"));
+    assertThat(d.result().get(new Slot("", "10.0.0.1")))
+        .containsExactly(holder("a", "p"), holder("b", "p"));
+  }
+
+  @Test
+  void theSameAddressInTwoNetworksIsNoDuplicate() {
+    Duplicates d =
+        twoPasses(
+            List.of(
+                new String[] {"red", "10.0.0.1", "a", "p1"},
+                new String[] {"blue", "10.0.0.1", "b", "p2"}));
+
+    assertThat(d.found()).isFalse();
+    assertThat(d.result()).isEmpty();
+  }
+
+  @Test
+  void twoPoolsOfOneNetworkHoldingOneAddressAreADuplicate() {
+    Duplicates d =
+        twoPasses(
+            List.of(
+                new String[] {"red", "10.0.0.1", "a", "p1"},
+                new String[] {"red", "10.0.0.1", "b", "p2"}));
+
+    assertThat(d.result().get(new Slot("red", "10.0.0.1"))).hasSize(2);
+  }
+
+  @Test
+  void anAddressLeftWithOneHolderByTheSecondPassIsNoDuplicate() {
+    Duplicates d = new Duplicates();
+    d.see("", "10.0.0.1");
+    d.see("", "10.0.0.1");
+    d.collect("", "10.0.0.1", holder("a", "p"));
+
+    assertThat(d.found()).isTrue();
+    assertThat(d.result()).isEmpty();
+  }
+}

@@ -1,0 +1,123 @@
+package io.kipam.operator.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPAddressSpec;
+import io.kipam.api.v1alpha1.PodReference;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class OrphanRulesTest {
+
+  /** A cluster of a few objects, as the audit would find them. */
+  private static final class Cluster implements OrphanRules.Facts {
+    final Map<String, String> pods = new HashMap<>();
+    final Set<String> blocks = new HashSet<>(Set.of("b1"));
+    final Set<String> nodes = new HashSet<>(Set.of("n1"));
+
+    @Override
+    public Optional<String> podUid(String namespace, String name) {
+      return Optional.ofNullable(pods.get(namespace + "/" + name));
+    }
+
+    @Override
+    public boolean blockExists(String name) {
+      return blocks.contains(name);
+    }
+
+    @Override
+    public boolean nodeExists(String name) {
+      return nodes.contains(name);
+    }
+  }
+
+  private static IPAddress address(String podUid, boolean ownerReference) {
+    IPAddress a = new IPAddress();
+    ObjectMetaBuilder meta = new ObjectMetaBuilder().withNamespace("ns").withName("a").withUid("u");
+    if (ownerReference) {
+      meta.withOwnerReferences(
+          new OwnerReferenceBuilder()
+              .withApiVersion("v1")
+              .withKind("Pod")
+              .withName("p")
+              .withUid(podUid)
+              .build());
+    }
+    a.setMetadata(meta.build());
+    IPAddressSpec spec = new IPAddressSpec();
+    spec.setIp("10.0.0.1");
+    spec.setPool("pool");
+    spec.setBlock("b1");
+    spec.setNode("n1");
+    spec.setPod(new PodReference("p", podUid));
+    a.setSpec(spec);
+    return a;
+  }
+
+  private static Optional<OrphanReason> reason(IPAddress a, Cluster c) {
+    return OrphanRules.classify(a, c).map(OrphanRules.Verdict::reason);
+  }
+
+  @Test
+  void anAddressWhosePodBlockAndNodeExistIsNoOrphan() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    assertThat(reason(address("pod-1", true), c)).isEmpty();
+  }
+
+  @Test
+  void aPodOfTheSameNameWithAnotherUidMakesAnOrphan() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-2");
+    assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.POD);
+  }
+
+  @Test
+  void aMissingPodMakesAnOrphanAndTheVerdictNamesIt() {
+    Optional<OrphanRules.Verdict> verdict =
+        OrphanRules.classify(address("pod-1", true), new Cluster());
+    assertThat(verdict).map(OrphanRules.Verdict::reason).contains(OrphanReason.POD);
+    assertThat(verdict.get().detail()).contains("ns/p").contains("pod-1");
+  }
+
+  @Test
+  void withoutAnOwnerReferenceTheSpecsPodIsChecked() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    assertThat(reason(address("pod-1", false), c)).isEmpty();
+    assertThat(reason(address("pod-9", false), c)).contains(OrphanReason.POD);
+  }
+
+  @Test
+  void aMissingBlockMakesAnOrphanOfAnAddressWhosePodLives() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    c.blocks.clear();
+    assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.BLOCK);
+  }
+
+  @Test
+  void aMissingNodeMakesAnOrphanOfAnAddressWhosePodLives() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    c.nodes.clear();
+    assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.NODE);
+  }
+
+  @Test
+  void thePodIsReportedBeforeTheBlockAndTheBlockBeforeTheNode() {
+    Cluster c = new Cluster();
+    c.blocks.clear();
+    c.nodes.clear();
+    assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.POD);
+    c.pods.put("ns/p", "pod-1");
+    assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.BLOCK);
+  }
+}

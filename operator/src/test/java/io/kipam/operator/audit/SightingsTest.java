@@ -1,0 +1,56 @@
+package io.kipam.operator.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class SightingsTest {
+
+  private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+  private static final Duration GRACE = Duration.ofSeconds(600);
+  private static final AddressKey A = new AddressKey("ns", "a", "uid-a");
+
+  @Test
+  void aFirstSightingIsNeverDueEvenWithoutGrace() {
+    assertThat(new Sightings(Duration.ZERO).seen(A, OrphanReason.POD, T0)).isFalse();
+  }
+
+  @Test
+  void aSecondSightingIsDueOnlyOnceTheGraceHasPassed() {
+    Sightings s = new Sightings(GRACE);
+    assertThat(s.seen(A, OrphanReason.POD, T0)).isFalse();
+    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(599))).isFalse();
+    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(600))).isTrue();
+  }
+
+  @Test
+  void anotherReasonStartsTheGraceAgain() {
+    Sightings s = new Sightings(GRACE);
+    s.seen(A, OrphanReason.POD, T0);
+    assertThat(s.seen(A, OrphanReason.NODE, T0.plusSeconds(700))).isFalse();
+    assertThat(s.seen(A, OrphanReason.NODE, T0.plusSeconds(1300))).isTrue();
+  }
+
+  @Test
+  void anotherObjectOfTheSameNameIsANewCandidate() {
+    Sightings s = new Sightings(GRACE);
+    s.seen(A, OrphanReason.POD, T0);
+    AddressKey again = new AddressKey("ns", "a", "uid-b");
+    assertThat(s.seen(again, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
+  }
+
+  @Test
+  void aCandidateAnAuditNoLongerSeesOrphanedIsForgotten() {
+    Sightings s = new Sightings(GRACE);
+    AddressKey b = new AddressKey("ns", "b", "uid-b");
+    s.seen(A, OrphanReason.POD, T0);
+    s.seen(b, OrphanReason.BLOCK, T0);
+    s.retainOnly(Set.of(b));
+    assertThat(s.size()).isEqualTo(1);
+    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
+    assertThat(s.seen(b, OrphanReason.BLOCK, T0.plusSeconds(700))).isTrue();
+  }
+}

@@ -12,8 +12,10 @@ import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.testing.ControlPlane;
+import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -135,6 +137,55 @@ class NodeCapacityIT {
         RESOURCE, (System.nanoTime() - registered) / 1e9);
   }
 
+  /**
+   * The sample MutatingAdmissionPolicy (config/samples/pod-ip-request-policy.yaml), applied with
+   * kubectl as a user would: a pod created in a namespace labelled {@code kipam.io/ip-request=true}
+   * gets {@code kipam.io/ip: 1} in its first container's requests and limits; a pod elsewhere, or
+   * on the host network, does not.
+   */
+  @Test
+  void theSamplePolicyMakesPodsOfLabelledNamespacesRequestAnAddress() {
+    Path sample =
+        ControlPlaneBinaries.repositoryRoot().resolve("config/samples/pod-ip-request-policy.yaml");
+    controlPlane.kubectl("apply", "-f", sample.toString());
+    String labelled = Fixtures.namespace(client, "asks");
+    client
+        .namespaces()
+        .withName(labelled)
+        .edit(
+            n -> {
+              n.getMetadata().getLabels().put("kipam.io/ip-request", "true");
+              return n;
+            });
+    String other = processes.namespaces.get(0);
+    // The policy takes effect once kube-apiserver's admission has seen it: create until it has.
+    Pod mutated =
+        await()
+            .atMost(WITHIN)
+            .until(
+                () -> {
+                  Pod p = pod(labelled, Fixtures.uniqueName("asks"), Map.of(), false);
+                  return p;
+                },
+                p -> requested(p) != null);
+    assertThat(requested(mutated)).isEqualTo("1");
+    assertThat(mutated.getSpec().getContainers().get(0).getResources().getLimits())
+        .containsEntry(RESOURCE, new Quantity("1"));
+    assertThat(requested(pod(other, Fixtures.uniqueName("plain"), Map.of(), false)))
+        .as("a namespace without the label")
+        .isNull();
+    assertThat(requested(pod(labelled, Fixtures.uniqueName("host"), Map.of(), true)))
+        .as("a pod on the host network")
+        .isNull();
+  }
+
+  private static String requested(Pod pod) {
+    Map<String, Quantity> requests =
+        pod.getSpec().getContainers().get(0).getResources().getRequests();
+    Quantity q = requests == null ? null : requests.get(RESOURCE);
+    return q == null ? null : q.toString();
+  }
+
   private static void register(String name, boolean inPool) {
     Fixtures.registerNode(client, name);
     if (inPool) {
@@ -151,6 +202,15 @@ class NodeCapacityIT {
 
   private static Pod pod(String namespace, String name) {
     Map<String, Quantity> one = Map.of(RESOURCE, new Quantity("1"));
+    return pod(namespace, name, one, false);
+  }
+
+  /**
+   * A pod with {@code resources} in its container; a pod on the host network, or one that asks
+   * nothing, is for the policy test and selects no Node, so it never takes a Node's addresses.
+   */
+  private static Pod pod(
+      String namespace, String name, Map<String, Quantity> resources, boolean hostNetwork) {
     return client
         .pods()
         .inNamespace(namespace)
@@ -161,12 +221,15 @@ class NodeCapacityIT {
                 .endMetadata()
                 .withNewSpec()
                 .withAutomountServiceAccountToken(false)
+                .withHostNetwork(hostNetwork)
+                .withNodeSelector(
+                    resources.isEmpty() ? Map.of("kipam.io/test", "no-such-node") : Map.of())
                 .addNewContainer()
                 .withName("main")
                 .withImage("registry.invalid/never-pulled:1")
                 .withNewResources()
-                .withRequests(one)
-                .withLimits(one)
+                .withRequests(resources)
+                .withLimits(resources)
                 .endResources()
                 .endContainer()
                 .endSpec()

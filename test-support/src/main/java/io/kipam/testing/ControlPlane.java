@@ -84,8 +84,18 @@ public final class ControlPlane implements AutoCloseable {
    * {@link #shared()}.
    */
   public static ControlPlane fresh() {
+    return fresh(List.of());
+  }
+
+  /**
+   * As {@link #fresh()}, with kube-controller-manager running without the controllers named in
+   * {@code stopped} (as {@code --controllers=...,-name} would): say, without {@code
+   * garbage-collector-controller}, for a cluster whose garbage collection has stopped.
+   */
+  public static ControlPlane fresh(List<String> stopped) {
+    List<String> controllers = CONTROLLERS.stream().filter(c -> !stopped.contains(c)).toList();
     for (int attempt = 1; ; attempt++) {
-      ControlPlane started = new ControlPlane(ControlPlaneBinaries.directory());
+      ControlPlane started = new ControlPlane(ControlPlaneBinaries.directory(), controllers);
       try {
         started.start();
         return started;
@@ -108,6 +118,10 @@ public final class ControlPlane implements AutoCloseable {
   }
 
   ControlPlane(Path binaries) {
+    this(binaries, CONTROLLERS);
+  }
+
+  private ControlPlane(Path binaries, List<String> controllers) {
     this.binaries = binaries;
     try {
       this.workDir = Files.createTempDirectory("kipam-control-plane-");
@@ -165,7 +179,7 @@ public final class ControlPlane implements AutoCloseable {
                 "--bind-address=127.0.0.1",
                 "--secure-port=" + controllerManagerPort,
                 "--leader-elect=false",
-                "--controllers=" + String.join(",", CONTROLLERS),
+                "--controllers=" + String.join(",", controllers),
                 "--service-account-private-key-file=" + files.serviceAccountKey(),
                 "--root-ca-file=" + files.apiServerCertificate(),
                 "--use-service-account-credentials=false",

@@ -13,8 +13,8 @@ import java.util.Map;
 /**
  * The kipam processes one test starts, both halves as in a cluster: kipam-operator processes and
  * registered nodes with their kipam-node ({@link NodeRig}), logging into one temporary directory,
- * their pods spread over three namespaces of the test's own. {@link #close} stops them all, in the
- * order they were started.
+ * their pods spread over namespaces of the test's own (three unless told otherwise). {@link #close}
+ * stops them all, in the order they were started.
  */
 final class KipamProcesses implements AutoCloseable {
 
@@ -27,10 +27,17 @@ final class KipamProcesses implements AutoCloseable {
   /** {@code name} names the directory and prefixes the namespaces. */
   KipamProcesses(ControlPlane controlPlane, KubernetesClient client, String name)
       throws IOException {
+    this(controlPlane, client, name, 3);
+  }
+
+  /** As above, with the pods spread over {@code namespaceCount} namespaces. */
+  KipamProcesses(
+      ControlPlane controlPlane, KubernetesClient client, String name, int namespaceCount)
+      throws IOException {
     this.controlPlane = controlPlane;
     this.client = client;
     this.dir = Files.createTempDirectory("kipam-" + name + "-it");
-    this.namespaces = NodeRig.namespaces(client, name);
+    this.namespaces = NodeRig.namespaces(client, name, namespaceCount);
   }
 
   /** An operator process, not started yet (add settings with {@code withEnv}, holds, ...). */

@@ -16,8 +16,9 @@ import java.util.Optional;
 
 /**
  * One registered node with its kipam-node process and the installed executable, for ITs about the
- * node's blocks. Pod {@code i} lives in namespace {@code i % 3} of the rig's three, so addresses of
- * one pool are held in several namespaces, where no 409 hides a duplicate.
+ * node's blocks. Pod {@code i} lives in namespace {@code i % n} of the rig's n (three unless told
+ * otherwise), so addresses of one pool are held in several namespaces, where no 409 hides a
+ * duplicate.
  */
 final class NodeRig implements AutoCloseable {
 
@@ -68,10 +69,16 @@ final class NodeRig implements AutoCloseable {
 
   /** Three namespaces for the pods of one or more rigs. */
   static List<String> namespaces(KubernetesClient client, String prefix) {
-    return List.of(
-        Fixtures.namespace(client, prefix + "-q0"),
-        Fixtures.namespace(client, prefix + "-q1"),
-        Fixtures.namespace(client, prefix + "-q2"));
+    return namespaces(client, prefix, 3);
+  }
+
+  /** {@code count} namespaces for the pods of one or more rigs. */
+  static List<String> namespaces(KubernetesClient client, String prefix, int count) {
+    List<String> namespaces = new java.util.ArrayList<>();
+    for (int q = 0; q < count; q++) {
+      namespaces.add(Fixtures.namespace(client, prefix + "-q" + q));
+    }
+    return List.copyOf(namespaces);
   }
 
   /**
@@ -125,7 +132,11 @@ final class NodeRig implements AutoCloseable {
         pods.computeIfAbsent(
             i,
             k ->
-                Cluster.pod(client, namespaces.get(Math.floorMod(k, 3)), node + "-pod-" + k, node));
+                Cluster.pod(
+                    client,
+                    namespaces.get(Math.floorMod(k, namespaces.size())),
+                    node + "-pod-" + k,
+                    node));
     return CniCall.run(
         kipam,
         CniCall.env(

@@ -46,19 +46,22 @@ public final class CheckCommand {
       out.print(CheckOptions.USAGE);
       return CLEAN;
     }
-    CheckReport report;
-    try (KubernetesClient client =
-        ApiClients.create(options.kubeconfig(), 50, 100, Duration.ofSeconds(15))) {
-      report = new ClusterCheck(client, Clock.systemUTC(), PAGE_SIZE).run(options.pools());
-    } catch (IOException e) {
+    KubernetesClient client;
+    try {
+      client = ApiClients.create(options.kubeconfig(), 50, 100, Duration.ofSeconds(15));
+    } catch (IOException | RuntimeException e) {
       err.println(
           "kipam-operator check: cannot read the kubeconfig "
-              + options.kubeconfig().map(Object::toString).orElse("")
+              + options.kubeconfig().map(Object::toString).orElse("(default)")
               + ": "
               + oneLine(e.toString()));
       return FAILED;
+    }
+    CheckReport report;
+    try (client) {
+      report = new ClusterCheck(client, Clock.systemUTC(), PAGE_SIZE).run(options.pools());
     } catch (KubernetesClientException e) {
-      err.println("kipam-operator check: " + failure(e, client(options)));
+      err.println("kipam-operator check: " + failure(e, "the API server " + client.getMasterUrl()));
       return FAILED;
     } catch (IllegalArgumentException e) {
       err.println("kipam-operator check: " + oneLine(e.getMessage()));
@@ -72,17 +75,13 @@ public final class CheckCommand {
     return report.clean() ? CLEAN : PROBLEMS;
   }
 
-  private static String client(CheckOptions options) {
-    return options.kubeconfig().map(p -> "the API server of " + p).orElse("the API server");
-  }
-
   /**
    * "cannot reach the API server …: …" or "the API server … refused to read ipaddresses.kipam.io:
    * 403 …", one line.
    */
   static String failure(KubernetesClientException e, String server) {
     String what = object(e);
-    if (e.getCode() == 0) {
+    if (e.getCode() <= 0) {
       Throwable cause = e;
       while (cause.getCause() != null) {
         cause = cause.getCause();

@@ -18,11 +18,11 @@ class CheckOptionsTest {
 
   @Test
   void withoutOptionsItWritesTextForEveryPoolWithTheKubeconfigOfTheEnvironment() {
-    CheckOptions options = CheckOptions.parse(List.of(), Map.of("KUBECONFIG", "/tmp/kc"));
+    CheckOptions options = CheckOptions.parse(List.of(), Map.of("KUBECONFIG", "config/kc.yaml"));
 
     assertThat(options.output()).isEqualTo(CheckOptions.Output.TEXT);
     assertThat(options.pools()).isEmpty();
-    assertThat(options.kubeconfig()).contains(Path.of("/tmp/kc"));
+    assertThat(options.kubeconfig()).contains(Path.of("config/kc.yaml"));
     assertThat(options.help()).isFalse();
   }
 

@@ -5,6 +5,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * The operator's Kubernetes client, with its limits chosen rather than inherited:
@@ -23,19 +26,30 @@ import java.nio.file.Files;
  * Every write the operator makes is safe to repeat: status writes carry a resourceVersion, deletes
  * a UID, and a repeated delete meets 404, which counts as done.
  */
-final class ApiClients {
+public final class ApiClients {
 
   private ApiClients() {}
 
   static KubernetesClient create(OperatorSettings settings) throws IOException {
+    return create(
+        settings.kubeconfig(), settings.apiQps(), settings.apiBurst(), settings.requestTimeout());
+  }
+
+  /**
+   * A client from the kubeconfig at {@code kubeconfig}, else fabric8's own resolution (in-cluster
+   * service account, {@code ~/.kube/config}).
+   */
+  public static KubernetesClient create(
+      Optional<Path> kubeconfig, double qps, int burst, Duration requestTimeout)
+      throws IOException {
     Config config =
-        settings.kubeconfig().isPresent()
-            ? Config.fromKubeconfig(Files.readString(settings.kubeconfig().get()))
+        kubeconfig.isPresent()
+            ? Config.fromKubeconfig(Files.readString(kubeconfig.get()))
             : Config.autoConfigure(null);
-    config.setRequestTimeout((int) settings.requestTimeout().toMillis());
+    config.setRequestTimeout((int) requestTimeout.toMillis());
     config.setConnectionTimeout(5_000);
     config.setRequestRetryBackoffLimit(3);
-    ApiRateLimiter limiter = new ApiRateLimiter(settings.apiQps(), settings.apiBurst());
+    ApiRateLimiter limiter = new ApiRateLimiter(qps, burst);
     return new KubernetesClientBuilder()
         .withConfig(config)
         .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor(ApiRateLimiter.NAME, limiter))

@@ -12,12 +12,14 @@ import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.audit.Sightings;
 import io.kipam.operator.block.BlockReconciler;
 import io.kipam.operator.capacity.CapacityPublisher;
+import io.kipam.operator.check.CheckCommand;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.PreconditionedDelete;
 import io.kipam.operator.pool.PoolReconciler;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -51,7 +53,23 @@ public final class KipamOperator implements AutoCloseable {
     this.settings = settings;
   }
 
+  /**
+   * Without arguments, runs the operator; {@code check [options]} runs {@link CheckCommand} once
+   * instead and exits with its code.
+   */
   public static void main(String[] args) throws Exception {
+    if (args.length > 0) {
+      if (!"check".equals(args[0])) {
+        System.err.println(
+            "kipam-operator: unknown command " + args[0] + " (run without arguments, or: check)");
+        System.exit(CheckCommand.FAILED);
+        return;
+      }
+      System.exit(
+          CheckCommand.run(
+              List.of(args).subList(1, args.length), System.getenv(), System.out, System.err));
+      return;
+    }
     OperatorSettings settings;
     try {
       settings = OperatorSettings.fromEnvironment(System.getenv());

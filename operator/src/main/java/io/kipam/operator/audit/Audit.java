@@ -1,26 +1,21 @@
 package io.kipam.operator.audit;
 
-import io.fabric8.kubernetes.api.model.KubernetesResourceList;
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.Optional;
-import java.util.function.Consumer;
+import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One audit of every IPAddress in the cluster, page by page (a chunked LIST, all namespaces, of
- * {@code pageSize} items and a continue token), holding one page at a time. Each address is looked
- * at for being an orphan ({@link OrphanRemover}) and counted for duplicates ({@link Duplicates});
- * only when some address is held twice does a second pass gather the holders, which {@link
- * DuplicateReporter} reports. See {@code docs/audit.md}.
+ * One audit of every IPAddress in the cluster, read page by page by {@link AddressScan}. Each
+ * address is looked at for being an orphan ({@link OrphanRemover}) and counted for duplicates
+ * ({@link Duplicates}); only when some address is held twice does a second pass gather the holders,
+ * which {@link DuplicateReporter} reports. See {@code docs/audit.md}.
  */
 public final class Audit implements Runnable {
 
@@ -29,7 +24,7 @@ public final class Audit implements Runnable {
   private final KubernetesClient client;
   private final OperatorMetrics metrics;
   private final Clock clock;
-  private final long pageSize;
+  private final int pageSize;
   private final OrphanRemover orphans;
   private final DuplicateReporter duplicates;
 
@@ -56,26 +51,13 @@ public final class Audit implements Runnable {
     long start = System.nanoTime();
     Instant now = clock.instant();
     ClusterFacts facts = ClusterFacts.forOneAudit(client);
-    Duplicates found = new Duplicates();
+    AddressScan scan = new AddressScan(client, facts, pageSize, metrics::scanned);
     orphans.begin();
-    int scanned =
-        pages(
-            address -> {
-              // An address removed as an orphan holds nothing any more.
-              if (!orphans.consider(address, facts, now)) {
-                found.see(network(address, facts), address.getSpec().getIp());
-              }
-            });
+    // An address removed as an orphan holds nothing any more.
+    int scanned = scan.firstPass(address -> orphans.consider(address, facts, now));
     orphans.end();
-    if (found.found()) {
-      pages(
-          address ->
-              found.collect(
-                  network(address, facts),
-                  address.getSpec().getIp(),
-                  new Duplicates.Holder(AddressKey.of(address), address.getSpec().getPool())));
-    }
-    duplicates.report(found.result(), facts);
+    Map<Duplicates.Slot, List<Duplicates.Holder>> found = scan.duplicates();
+    duplicates.report(found, facts);
     double seconds = (System.nanoTime() - start) / 1e9;
     metrics.audited(seconds);
     log.info(
@@ -84,38 +66,6 @@ public final class Audit implements Runnable {
         String.format("%.1f", seconds),
         orphans.orphans(),
         orphans.removed(),
-        found.result().size());
-  }
-
-  /** Every IPAddress, one page at a time; how many there were. */
-  private int pages(Consumer<IPAddress> each) {
-    int scanned = 0;
-    String next = null;
-    do {
-      KubernetesResourceList<IPAddress> page =
-          client
-              .resources(IPAddress.class)
-              .inAnyNamespace()
-              .list(new ListOptionsBuilder().withLimit(pageSize).withContinue(next).build());
-      page.getItems().forEach(each);
-      scanned += page.getItems().size();
-      metrics.scanned(page.getItems().size());
-      next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (next != null && !next.isEmpty());
-    return scanned;
-  }
-
-  /**
-   * The network an address's pool belongs to ({@code ""} for none); for a pool that is gone, a key
-   * of that pool alone.
-   */
-  private static String network(IPAddress address, ClusterFacts facts) {
-    String pool = address.getSpec().getPool();
-    Optional<IPPool> found = facts.pool(pool);
-    if (found.isEmpty()) {
-      return "pool:" + pool;
-    }
-    String network = found.get().getSpec() == null ? null : found.get().getSpec().getNetwork();
-    return network == null ? "" : network;
+        found.size());
   }
 }

@@ -14,7 +14,7 @@ import java.util.Optional;
  * not by its pods), so within one audit each is read once and remembered; {@link #uncached} answers
  * every question afresh, for the read just before a delete.
  */
-final class ClusterFacts implements OrphanRules.Facts {
+public final class ClusterFacts implements OrphanRules.Facts {
 
   private final KubernetesClient client;
   private final Map<String, Boolean> blocks;
@@ -28,16 +28,16 @@ final class ClusterFacts implements OrphanRules.Facts {
   }
 
   /** For one audit: blocks and Nodes remembered until it ends. */
-  static ClusterFacts forOneAudit(KubernetesClient client) {
+  public static ClusterFacts forOneAudit(KubernetesClient client) {
     return new ClusterFacts(client, true);
   }
 
-  static ClusterFacts uncached(KubernetesClient client) {
+  public static ClusterFacts uncached(KubernetesClient client) {
     return new ClusterFacts(client, false);
   }
 
   /** The IPPool {@code name}, read once per audit (pools are few). */
-  Optional<IPPool> pool(String name) {
+  public Optional<IPPool> pool(String name) {
     return pools.computeIfAbsent(
         name, n -> Optional.ofNullable(client.resources(IPPool.class).withName(n).get()));
   }

@@ -47,6 +47,10 @@ class IpamComparisonBenchmark {
   private static final int NODES = 4;
   private static final int PODS = 200;
   private static final int[] CONCURRENCY = {8, 32};
+
+  /** Pods per node in the exact-budget workload: 62, the assignable addresses of a /26. */
+  private static final int[] EXACT_SPREAD = {26, 16, 12, 8};
+
   private static final Pattern CODE = Pattern.compile("\"code\":\\s*(\\d+)");
   private static final Pattern REQUEST =
       Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$", Pattern.MULTILINE);
@@ -56,6 +60,8 @@ class IpamComparisonBenchmark {
   private record Phase(
       String system,
       int concurrency,
+      int calls,
+      int retried,
       double seconds,
       List<Double> latencies,
       Map<String, Integer> failures,
@@ -65,13 +71,14 @@ class IpamComparisonBenchmark {
   void burst() throws Exception {
     Path whereabouts = whereaboutsDir();
     List<Phase> phases = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
     try (ControlPlane controlPlane = ControlPlane.fresh();
         KipamProcesses processes =
             new KipamProcesses(controlPlane, controlPlane.client(), "compare")) {
       KubernetesClient client = controlPlane.client();
       KipamCrds.install(client);
       installCrds(client, whereabouts.resolve("crds"));
-      processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
+      OperatorProcess operator = processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
       String pool = Fixtures.uniqueName("compare");
       Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.216.0.0/16", 26, 0));
       List<NodeRig> rigs = new ArrayList<>();
@@ -94,11 +101,40 @@ class IpamComparisonBenchmark {
               + wbSettings
               + "\"}}";
 
+      // A warm-up round of each, unmeasured: kipam's JVMs compile their hot paths, whereabouts'
+      // pool and lease objects exist, kube-apiserver has seen every kind of request.
+      List<Pod> warmUp = pods(client, processes, rigs, "w");
+      IntFunction<Call> kipamWarm =
+          i -> {
+            NodeRig rig = rigs.get(i % NODES);
+            return new Call(
+                rig.kipam,
+                env("ADD", "kipam-w" + i, warmUp.get(i), rig.node),
+                Cluster.config("1.1.0", rig.daemon.socket.toString(), pool));
+          };
+      cni(client, "kipam", 8, warmUp, kipamWarm);
+      cni(client, "kipam", 8, warmUp, kipamWarm);
+      cni(
+          client,
+          "whereabouts",
+          8,
+          warmUp,
+          i ->
+              new Call(
+                  whereabouts.resolve("whereabouts"),
+                  env("ADD", "wb-w" + i, warmUp.get(i), rigs.get(i % NODES).node),
+                  wbConfig));
+      floor(client, 8, warmUp);
+
       int round = 0;
       for (int concurrency : CONCURRENCY) {
         round++;
         List<Pod> pods = pods(client, processes, rigs, "r" + round);
-        phases.add(
+        List<Long> pids = new ArrayList<>(List.of(operator.pid()));
+        rigs.forEach(r -> pids.add(r.daemon.pid()));
+        double cpuBefore = cpuSeconds(pids);
+        double daemonBefore = daemonAddSeconds(rigs);
+        Phase kipam =
             cni(
                 client,
                 "kipam",
@@ -110,7 +146,22 @@ class IpamComparisonBenchmark {
                       rig.kipam,
                       env("ADD", "kipam-" + i + "-" + concurrency, pods.get(i), rig.node),
                       Cluster.config("1.1.0", rig.daemon.socket.toString(), pool));
-                }));
+                });
+        phases.add(kipam);
+        double daemonMean = (daemonAddSeconds(rigs) - daemonBefore) / PODS * 1000;
+        double callerMean = kipam.latencies().stream().mapToDouble(d -> d).average().orElse(0);
+        notes.add(
+            String.format(
+                "kipam at %d: mean ADD %.1f ms = daemon %.1f ms + executable, socket and waiting"
+                    + " %.1f ms; CPU of kipam's processes (operator, %d daemons, ADDs and DELs)"
+                    + " %.1f s; peak RSS %s",
+                concurrency,
+                callerMean,
+                daemonMean,
+                callerMean - daemonMean,
+                NODES,
+                cpuSeconds(pids) - cpuBefore,
+                peakRss(pids)));
         phases.add(
             cni(
                 client,
@@ -128,8 +179,96 @@ class IpamComparisonBenchmark {
                         wbConfig)));
         phases.add(floor(client, concurrency, pods));
       }
+
+      // Exact budget: as many assignable addresses as pods (a /26 without its network and
+      // broadcast: 62), spread unevenly over the nodes, 8 at once; an ADD that finds no address
+      // is retried as a runtime retries, for up to 60 s.
+      String exact = Fixtures.uniqueName("exact");
+      Cluster.poolReadiedByOperator(client, exact, Cluster.spec("10.219.0.0/26", 28, 0));
+      List<Pod> budget = new ArrayList<>();
+      Map<String, NodeRig> byNode = new java.util.HashMap<>();
+      for (int n = 0; n < NODES; n++) {
+        byNode.put(rigs.get(n).node, rigs.get(n));
+        for (int k = 0; k < EXACT_SPREAD[n]; k++) {
+          budget.add(
+              Cluster.pod(
+                  client,
+                  processes.namespaces.get(budget.size() % 3),
+                  "exact-" + n + "-" + k,
+                  rigs.get(n).node));
+        }
+      }
+      // Interleave the nodes' pods, as pods of several Deployments arrive.
+      Collections.shuffle(budget, new java.util.Random(1));
+      phases.add(
+          cni(
+              client,
+              "kipam exact",
+              8,
+              budget,
+              i -> {
+                NodeRig rig = byNode.get(budget.get(i).getSpec().getNodeName());
+                return new Call(
+                    rig.kipam,
+                    env("ADD", "kipam-exact-" + i, budget.get(i), rig.node),
+                    Cluster.config("1.1.0", rig.daemon.socket.toString(), exact));
+              },
+              Duration.ofSeconds(60)));
+      String wbExact = wbConfig.replace("10.217.0.0/16", "10.220.0.0/26");
+      phases.add(
+          cni(
+              client,
+              "wb exact",
+              8,
+              budget,
+              i ->
+                  new Call(
+                      whereabouts.resolve("whereabouts"),
+                      env(
+                          "ADD",
+                          "wb-exact-" + i,
+                          budget.get(i),
+                          budget.get(i).getSpec().getNodeName()),
+                      wbExact),
+              Duration.ofSeconds(60)));
     }
     print(phases);
+    notes.forEach(System.out::println);
+  }
+
+  /** The daemons' own time on ADDs so far (kipam_cni_call_duration_seconds), in seconds. */
+  private static double daemonAddSeconds(List<NodeRig> rigs) throws Exception {
+    double sum = 0;
+    for (NodeRig rig : rigs) {
+      sum += DaemonMetrics.addSeconds(rig.daemon.socket)[0];
+    }
+    return sum;
+  }
+
+  /** User and system CPU seconds the processes used so far (/proc, 100 ticks a second). */
+  private static double cpuSeconds(List<Long> pids) throws Exception {
+    double ticks = 0;
+    for (long pid : pids) {
+      String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+    }
+    return ticks / 100;
+  }
+
+  /** Each process's peak resident memory (VmHWM), in MiB. */
+  private static String peakRss(List<Long> pids) throws Exception {
+    List<String> peaks = new ArrayList<>();
+    for (long pid : pids) {
+      Matcher m =
+          Pattern.compile("VmHWM:\\s+(\\d+) kB")
+              .matcher(Files.readString(Path.of("/proc", String.valueOf(pid), "status")));
+      peaks.add(m.find() ? Long.parseLong(m.group(1)) / 1024 + " MiB" : "?");
+    }
+    return "operator "
+        + peaks.get(0)
+        + ", daemons "
+        + String.join(", ", peaks.subList(1, peaks.size()));
   }
 
   /** 200 pods over the nodes (bound to them) and three namespaces, created before timing. */
@@ -162,7 +301,7 @@ class IpamComparisonBenchmark {
     return env;
   }
 
-  /** {@link #PODS} ADDs, {@code concurrency} at once, timed one by one, then their DELs. */
+  /** An ADD per pod, {@code concurrency} at once, timed one by one, then their DELs. */
   private static Phase cni(
       KubernetesClient client,
       String system,
@@ -170,16 +309,43 @@ class IpamComparisonBenchmark {
       List<Pod> pods,
       IntFunction<Call> call)
       throws Exception {
+    return cni(client, system, concurrency, pods, call, Duration.ZERO);
+  }
+
+  /**
+   * As above, an ADD that fails with code 100 (no address) or 11 (try again later) tried again
+   * every 300 ms for up to {@code retry}, as a runtime retries a sandbox; its latency is the time
+   * until its last answer.
+   */
+  private static Phase cni(
+      KubernetesClient client,
+      String system,
+      int concurrency,
+      List<Pod> pods,
+      IntFunction<Call> call,
+      Duration retry)
+      throws Exception {
+    AtomicInteger retried = new AtomicInteger();
     Map<String, Double> before = requests(client);
     List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
     Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
     double seconds =
         run(
             concurrency,
+            pods.size(),
             i -> {
               Call c = call.apply(i);
               long start = System.nanoTime();
               CniCall.Outcome outcome = CniCall.run(c.executable(), c.env(), c.config());
+              if (outcome.exit() != 0 && retry.compareTo(Duration.ZERO) > 0) {
+                retried.incrementAndGet();
+                while (outcome.exit() != 0
+                    && outcome.stdout().matches("(?s).*\"code\":\\s*(100|11)\\b.*")
+                    && System.nanoTime() - start < retry.toNanos()) {
+                  Thread.sleep(300);
+                  outcome = CniCall.run(c.executable(), c.env(), c.config());
+                }
+              }
               latencies.add((System.nanoTime() - start) / 1e6);
               if (outcome.exit() != 0) {
                 Matcher m = CODE.matcher(outcome.stdout());
@@ -191,16 +357,25 @@ class IpamComparisonBenchmark {
                 }
               }
             });
-    Map<String, Double> perAllocation = perAllocation(before, requests(client));
+    Map<String, Double> perAllocation = perAllocation(before, requests(client), pods.size());
     run(
         concurrency,
+        pods.size(),
         i -> {
           Call c = call.apply(i);
           Map<String, String> del = new java.util.HashMap<>(c.env());
           del.put("CNI_COMMAND", "DEL");
           CniCall.run(c.executable(), del, c.config());
         });
-    return new Phase(system, concurrency, seconds, latencies, failures, perAllocation);
+    return new Phase(
+        system,
+        concurrency,
+        pods.size(),
+        retried.get(),
+        seconds,
+        latencies,
+        failures,
+        perAllocation);
   }
 
   /** The floor: one IPAddress created per pod straight against kube-apiserver, then deleted. */
@@ -209,10 +384,11 @@ class IpamComparisonBenchmark {
     Map<String, Double> before = requests(client);
     List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
     Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
-    String pool = "floor-" + concurrency;
+    String pool = "floor-" + concurrency + "-" + pods.get(0).getMetadata().getName();
     double seconds =
         run(
             concurrency,
+            pods.size(),
             i -> {
               long start = System.nanoTime();
               try {
@@ -224,12 +400,13 @@ class IpamComparisonBenchmark {
               }
               latencies.add((System.nanoTime() - start) / 1e6);
             });
-    Map<String, Double> perAllocation = perAllocation(before, requests(client));
+    Map<String, Double> perAllocation = perAllocation(before, requests(client), pods.size());
     for (String namespace :
         pods.stream().map(p -> p.getMetadata().getNamespace()).distinct().toList()) {
       client.resources(IPAddress.class).inNamespace(namespace).withLabel("floor", pool).delete();
     }
-    return new Phase("floor", concurrency, seconds, latencies, failures, perAllocation);
+    return new Phase(
+        "floor", concurrency, pods.size(), 0, seconds, latencies, failures, perAllocation);
   }
 
   private static IPAddress address(Pod pod, String pool, int i) {
@@ -253,8 +430,9 @@ class IpamComparisonBenchmark {
     return address;
   }
 
-  /** Runs {@code task} for 0..PODS-1 with {@code concurrency} workers; the seconds it took. */
-  private static double run(int concurrency, IntConsumerWithExceptions task) throws Exception {
+  /** Runs {@code task} for 0..count-1 with {@code concurrency} workers; the seconds it took. */
+  private static double run(int concurrency, int count, IntConsumerWithExceptions task)
+      throws Exception {
     ExecutorService workers = Executors.newFixedThreadPool(concurrency);
     AtomicInteger next = new AtomicInteger();
     long start = System.nanoTime();
@@ -263,7 +441,7 @@ class IpamComparisonBenchmark {
       done.add(
           workers.submit(
               () -> {
-                for (int i = next.getAndIncrement(); i < PODS; i = next.getAndIncrement()) {
+                for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
                   task.accept(i);
                 }
                 return null;
@@ -295,13 +473,13 @@ class IpamComparisonBenchmark {
   }
 
   private static Map<String, Double> perAllocation(
-      Map<String, Double> before, Map<String, Double> after) {
+      Map<String, Double> before, Map<String, Double> after, int allocations) {
     Map<String, Double> delta = new TreeMap<>();
     after.forEach(
         (verb, n) -> {
           double d = n - before.getOrDefault(verb, 0.0);
           if (d > 0) {
-            delta.put(verb, d / PODS);
+            delta.put(verb, d / allocations);
           }
         });
     return delta;
@@ -336,15 +514,18 @@ class IpamComparisonBenchmark {
 
   private static void print(List<Phase> phases) {
     System.out.printf(
-        "%nburst: %d pods over %d nodes (ADDs; DELs afterwards, unmeasured)%n", PODS, NODES);
+        "%nburst: %d pods over %d nodes (ADDs; DELs afterwards, unmeasured); exact: 62 pods"
+            + " 26/16/12/8 over %d nodes, a pool of 62 addresses, retried up to 60 s%n",
+        PODS, NODES, NODES);
     System.out.printf(
-        "%-12s %4s %9s %9s %9s %9s %9s  %-28s %s%n",
+        "%-12s %4s %9s %9s %9s %9s %7s %7s  %-28s %s%n",
         "system",
         "at",
         "calls/s",
         "p50 ms",
         "p95 ms",
         "p99 ms",
+        "retried",
         "failed",
         "API requests per allocation",
         "");
@@ -353,13 +534,14 @@ class IpamComparisonBenchmark {
       p.requestsByVerb().forEach((verb, n) -> verbs.append(String.format("%s %.2f ", verb, n)));
       int failed = p.failures().values().stream().mapToInt(Integer::intValue).sum();
       System.out.printf(
-          "%-12s %4d %9.1f %9.1f %9.1f %9.1f %9d  %s%s%n",
+          "%-12s %4d %9.1f %9.1f %9.1f %9.1f %7d %7d  %s%s%n",
           p.system(),
           p.concurrency(),
-          PODS / p.seconds(),
+          p.calls() / p.seconds(),
           percentile(p.latencies(), 50),
           percentile(p.latencies(), 95),
           percentile(p.latencies(), 99),
+          p.retried(),
           failed,
           verbs,
           p.failures().isEmpty() ? "" : p.failures().toString());
@@ -380,7 +562,7 @@ class IpamComparisonBenchmark {
   private static double rate(List<Phase> phases, String system, int concurrency) {
     return phases.stream()
         .filter(p -> p.system().equals(system) && p.concurrency() == concurrency)
-        .mapToDouble(p -> PODS / p.seconds())
+        .mapToDouble(p -> p.calls() / p.seconds())
         .findFirst()
         .orElse(Double.NaN);
   }

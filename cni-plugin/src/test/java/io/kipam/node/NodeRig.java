@@ -9,7 +9,6 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,7 +26,7 @@ final class NodeRig implements AutoCloseable {
   final Path kipam;
   private final KubernetesClient client;
   private final List<String> namespaces;
-  private final Map<Integer, Pod> pods = new HashMap<>();
+  private final Map<Integer, Pod> pods = new java.util.concurrent.ConcurrentHashMap<>();
   private final String statusPool;
 
   private NodeRig(

@@ -120,6 +120,56 @@ class SlotConversionIT {
   }
 
   /**
+   * Pods arriving in any order, from the start: four nodes with 26/16/12/8 pods (62, every
+   * assignable address of the /26), the nodes' pods interleaved and ADDed 8 at a time, each retried
+   * as a runtime retries, daemons reporting block status at their default pace. Every node claims
+   * one slot with its first pod; the nodes with more pods than their slot holds can be served only
+   * by converting the others' slots, one after the other.
+   */
+  @Test
+  void podsArrivingInAnyOrderGetEveryAddressOfAnExactPool() throws Exception {
+    OperatorProcess operator =
+        processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
+    String pool = Fixtures.uniqueName("convert");
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.2.0/26", 28, 0));
+    int[] spread = {26, 16, 12, 8};
+    List<NodeRig> rigs = new ArrayList<>();
+    List<int[]> pods = new ArrayList<>();
+    for (int n = 0; n < spread.length; n++) {
+      rigs.add(processes.node(pool, Map.of()));
+      for (int i = 0; i < spread[n]; i++) {
+        pods.add(new int[] {n, i});
+      }
+    }
+    java.util.Collections.shuffle(pods, new java.util.Random(1));
+    ExecutorService callers = Executors.newFixedThreadPool(8);
+    List<Future<CniCall.Outcome>> outcomes = new ArrayList<>();
+    try {
+      for (int[] pod : pods) {
+        outcomes.add(
+            callers.submit(
+                () -> rigs.get(pod[0]).addRetried(List.of(pool), pod[1], RUNTIME_RETRIES)));
+      }
+      int ok = 0;
+      List<String> failed = new ArrayList<>();
+      for (Future<CniCall.Outcome> f : outcomes) {
+        CniCall.Outcome outcome = f.get();
+        if (outcome.ok()) {
+          ok++;
+        } else {
+          failed.add(outcome.stdout());
+        }
+      }
+      System.out.printf("pods in any order: %d of 62 got an address%n", ok);
+      assertThat(failed).as("failed ADDs (operator log " + operator.log + ")").isEmpty();
+    } finally {
+      callers.shutdownNow();
+    }
+    List<IPAddress> held = Cluster.addresses(client, pool);
+    assertThat(held.stream().map(a -> a.getSpec().getIp()).distinct()).hasSize(62);
+  }
+
+  /**
    * Creates the pool on {@code cidr} (a /26) and one registered node per entry of {@link #PODS},
    * daemons ready.
    */

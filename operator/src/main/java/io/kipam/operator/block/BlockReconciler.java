@@ -121,9 +121,20 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   public UpdateControl<IPBlock> reconcile(IPBlock block, Context<IPBlock> context) {
     Instant now = clock.instant();
     prune(context, now);
-    if (block.getSpec() == null || Blocks.shared(block)) {
+    if (block.getSpec() == null) {
+      return UpdateControl.noUpdate();
+    }
+    if (Blocks.shared(block)) {
       // A Shared slot is handed out address by address through sub-claims, each given back by
-      // its holder; no node's handshake applies to the slot itself.
+      // its holder; no node's handshake applies to the slot itself. One that just turned Shared
+      // may leave a node short that waited for it.
+      if (SlotConversion.asked(block)) {
+        pressure.relieveShortNodes(
+            pool(block, context),
+            name -> context.getPrimaryCache().byIndex(BY_POOL, name),
+            steps,
+            now);
+      }
       return UpdateControl.noUpdate();
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
@@ -147,6 +158,14 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
           name -> context.getPrimaryCache().byIndex(BY_POOL, name),
           steps,
           now);
+      if (refused(block)) {
+        // The node that was short when this block was asked for is short still.
+        pressure.relieveShortNodes(
+            pool(block, context),
+            name -> context.getPrimaryCache().byIndex(BY_POOL, name),
+            steps,
+            now);
+      }
       return recheckAfter(Optional.of(wait.recheck()).filter(d -> !d.isZero()));
     }
     if (plan instanceof ReleasePlan.Request request) {
@@ -159,6 +178,12 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       steps.ignore(block, ignore.why());
     }
     return UpdateControl.noUpdate();
+  }
+
+  private static boolean refused(IPBlock block) {
+    return block.getStatus() != null
+        && block.getStatus().getRelease() != null
+        && block.getStatus().getRelease().getState() == ReleaseState.Refused;
   }
 
   /**

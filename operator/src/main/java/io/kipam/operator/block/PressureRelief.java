@@ -7,6 +7,8 @@ import io.kipam.operator.kube.Blocks;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -17,6 +19,9 @@ import java.util.function.Function;
  * needed an address beyond its own slots, and the next Shared slot may be needed.
  */
 final class PressureRelief {
+
+  /** How recent a sub-claim makes a node without Exclusive slots count as short. */
+  static final java.time.Duration RECENT = java.time.Duration.ofSeconds(60);
 
   private final LayoutCache layouts = new LayoutCache();
 
@@ -75,5 +80,72 @@ final class PressureRelief {
                         + " has no free address in its slots, no slot is left to claim and no"
                         + " empty slot to move",
                     now));
+  }
+
+  /**
+   * A slot turned Shared, or a holder refused to give a block back (or either is looked at again on
+   * a resync). A node that was short while that conversion or release round was under way could not
+   * be served then, and its failed ADDs left nothing behind to look at; so every node of the pool
+   * that is short now is looked at once more, and the first one a conversion could serve gets it.
+   * Short here means: holds Exclusive slots of the pool, all full, or holds no Exclusive slot but
+   * made a sub-claim within {@link #RECENT} (it needed an address beyond its slots a moment ago).
+   * The slot's former holder, whose only slot is now Shared, is not short for that alone.
+   */
+  void relieveShortNodes(
+      Optional<IPPool> pool,
+      Function<String, List<IPBlock>> poolBlocks,
+      BlockSteps steps,
+      Instant now) {
+    if (pool.isEmpty() || pool.get().getMetadata().getDeletionTimestamp() != null) {
+      return;
+    }
+    PoolLayout layout;
+    try {
+      layout = layouts.of(pool.get());
+    } catch (IllegalArgumentException e) {
+      return;
+    }
+    String name = pool.get().getMetadata().getName();
+    List<IPBlock> siblings =
+        poolBlocks.apply(name).stream().filter(b -> Blocks.belongsTo(b, pool.get())).toList();
+    Set<String> nodes = new TreeSet<>();
+    for (IPBlock b : siblings) {
+      if (b.getSpec().getNode() != null && shortNow(b.getSpec().getNode(), siblings, layout, now)) {
+        nodes.add(b.getSpec().getNode());
+      }
+    }
+    for (String node : nodes) {
+      Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings);
+      if (candidate.isPresent()) {
+        steps.requestShare(
+            candidate.get(),
+            "IPPool "
+                + name
+                + " is short: node "
+                + node
+                + " has no free address in its slots, no slot is left to claim and no empty slot"
+                + " to move",
+            now);
+        return;
+      }
+    }
+  }
+
+  private static boolean shortNow(
+      String node, List<IPBlock> siblings, PoolLayout layout, Instant now) {
+    List<IPBlock> exclusive =
+        siblings.stream()
+            .filter(b -> node.equals(b.getSpec().getNode()))
+            .filter(b -> !Blocks.subClaim(b) && !Blocks.shared(b))
+            .toList();
+    if (!exclusive.isEmpty()) {
+      return exclusive.stream().allMatch(b -> PoolPressure.full(b, layout));
+    }
+    return siblings.stream()
+        .filter(b -> node.equals(b.getSpec().getNode()) && Blocks.subClaim(b))
+        .map(b -> b.getMetadata().getCreationTimestamp())
+        .filter(java.util.Objects::nonNull)
+        .map(Instant::parse)
+        .anyMatch(created -> created.isAfter(now.minus(RECENT)));
   }
 }

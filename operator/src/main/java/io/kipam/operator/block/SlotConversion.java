@@ -3,6 +3,7 @@ package io.kipam.operator.block;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.kube.Blocks;
 import java.math.BigInteger;
 import java.util.Collection;
@@ -24,7 +25,7 @@ import java.util.stream.Collectors;
  * left without a sub-claim, and no conversion is under way in the pool (asked, not yet answered),
  * so slots turn Shared one at a time, as they are needed. The slot asked is the Exclusive slot with
  * the most free addresses (its assignable addresses minus its {@code status.allocated}), without a
- * release round and never asked before; ties go to the first name.
+ * release round (or with one its holder refused) and never asked before; ties go to the first name.
  */
 final class SlotConversion {
 
@@ -50,10 +51,19 @@ final class SlotConversion {
     }
     Function<IPBlock, BigInteger> free = b -> free(b, layout);
     return exclusive.stream()
-        .filter(b -> b.getStatus() != null && b.getStatus().getRelease() == null)
+        .filter(b -> b.getStatus() != null && notInRound(b))
         .filter(b -> Blocks.reportedAllocated(b).isPresent())
         .filter(b -> free.apply(b).signum() > 0)
         .min(Comparator.comparing(free).reversed().thenComparing(b -> b.getMetadata().getName()));
+  }
+
+  /**
+   * No release round is open on the slot: none asked, or one its holder refused (it stays on the
+   * slot until the operator clears it, and the slot is in use meanwhile).
+   */
+  private static boolean notInRound(IPBlock slot) {
+    return slot.getStatus().getRelease() == null
+        || slot.getStatus().getRelease().getState() == ReleaseState.Refused;
   }
 
   /** The slot carries the operator's request to become Shared. */

@@ -105,16 +105,36 @@ class SlotConversionTest {
   }
 
   @Test
-  void aSlotInAReleaseRoundIsNotAsked() {
+  void aSlotInAnOpenReleaseRoundIsNotAsked() {
     IPBlock inRound = block("10.0.0.16/28", "b", 2);
     BlockRelease release = new BlockRelease();
-    release.setState(ReleaseState.Refused);
+    release.setState(ReleaseState.Requested);
     inRound.getStatus().setRelease(release);
     IPBlock last = block("10.0.0.48/28", "d", 12);
     List<IPBlock> blocks =
         List.of(block("10.0.0.0/28", "a", 15), inRound, block("10.0.0.32/28", "c", 15), last);
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(last);
+  }
+
+  /**
+   * A round its holder refused stays on the slot until the operator clears it, and the slot is in
+   * use meanwhile: it may be asked, or a short node would wait for the clear.
+   */
+  @Test
+  void aSlotWhoseHolderRefusedARoundMayBeAsked() {
+    IPBlock refused = block("10.0.0.16/28", "b", 2);
+    BlockRelease release = new BlockRelease();
+    release.setState(ReleaseState.Refused);
+    refused.getStatus().setRelease(release);
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            refused,
+            block("10.0.0.32/28", "c", 15),
+            block("10.0.0.48/28", "d", 12));
+
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(refused);
   }
 
   @Test

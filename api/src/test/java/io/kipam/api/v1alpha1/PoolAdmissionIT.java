@@ -61,7 +61,8 @@ class PoolAdmissionIT {
         assertThat(objects).as(file.getFileName().toString()).isNotEmpty();
         for (HasMetadata object : objects) {
           client.resource(object).forceConflicts().serverSideApply();
-          assertThat(client.resources(IPPool.class).withName(object.getMetadata().getName()).get())
+          // Pools, and the optional admission policy that asks for kipam.io/ip.
+          assertThat(client.resource(object).get())
               .as("%s from %s", object.getMetadata().getName(), file.getFileName())
               .isNotNull();
         }

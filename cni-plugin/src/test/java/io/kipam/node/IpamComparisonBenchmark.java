@@ -64,6 +64,7 @@ class IpamComparisonBenchmark {
       int retried,
       double seconds,
       List<Double> latencies,
+      List<Double> finishedAt,
       Map<String, Integer> failures,
       Map<String, Double> requestsByVerb) {}
 
@@ -232,8 +233,19 @@ class IpamComparisonBenchmark {
                       wbExact),
               Duration.ofSeconds(60)));
     }
-    print(phases);
-    notes.forEach(System.out::println);
+    String report = print(phases) + String.join("\n", notes) + "\n";
+    System.out.print(report);
+    BenchmarkCharts.write(
+        Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report")),
+        "ipam-comparison",
+        report,
+        phases.stream()
+            .filter(p -> !p.system().contains("exact"))
+            .map(
+                p ->
+                    new BenchmarkCharts.Series(
+                        p.system() + " at " + p.concurrency(), p.latencies(), p.finishedAt()))
+            .toList());
   }
 
   /** The daemons' own time on ADDs so far (kipam_cni_call_duration_seconds), in seconds. */
@@ -328,7 +340,9 @@ class IpamComparisonBenchmark {
     AtomicInteger retried = new AtomicInteger();
     Map<String, Double> before = requests(client);
     List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+    List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
     Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
+    long phaseStart = System.nanoTime();
     double seconds =
         run(
             concurrency,
@@ -346,7 +360,9 @@ class IpamComparisonBenchmark {
                   outcome = CniCall.run(c.executable(), c.env(), c.config());
                 }
               }
-              latencies.add((System.nanoTime() - start) / 1e6);
+              long end = System.nanoTime();
+              latencies.add((end - start) / 1e6);
+              finishedAt.add((end - phaseStart) / 1e9);
               if (outcome.exit() != 0) {
                 Matcher m = CODE.matcher(outcome.stdout());
                 String kind = m.find() ? "code " + m.group(1) : "exit " + outcome.exit();
@@ -374,6 +390,7 @@ class IpamComparisonBenchmark {
         retried.get(),
         seconds,
         latencies,
+        finishedAt,
         failures,
         perAllocation);
   }
@@ -383,7 +400,9 @@ class IpamComparisonBenchmark {
       throws Exception {
     Map<String, Double> before = requests(client);
     List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+    List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
     Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
+    long phaseStart = System.nanoTime();
     String pool = "floor-" + concurrency + "-" + pods.get(0).getMetadata().getName();
     double seconds =
         run(
@@ -398,7 +417,9 @@ class IpamComparisonBenchmark {
                   System.out.printf("floor: first failure: %s%n", e.getMessage());
                 }
               }
-              latencies.add((System.nanoTime() - start) / 1e6);
+              long end = System.nanoTime();
+              latencies.add((end - start) / 1e6);
+              finishedAt.add((end - phaseStart) / 1e9);
             });
     Map<String, Double> perAllocation = perAllocation(before, requests(client), pods.size());
     for (String namespace :
@@ -406,7 +427,15 @@ class IpamComparisonBenchmark {
       client.resources(IPAddress.class).inNamespace(namespace).withLabel("floor", pool).delete();
     }
     return new Phase(
-        "floor", concurrency, pods.size(), 0, seconds, latencies, failures, perAllocation);
+        "floor",
+        concurrency,
+        pods.size(),
+        0,
+        seconds,
+        latencies,
+        finishedAt,
+        failures,
+        perAllocation);
   }
 
   private static IPAddress address(Pod pod, String pool, int i) {
@@ -512,12 +541,15 @@ class IpamComparisonBenchmark {
     return Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
   }
 
-  private static void print(List<Phase> phases) {
-    System.out.printf(
+  /** The report: the table, and kipam against the floor and whereabouts. */
+  private static String print(List<Phase> phases) {
+    StringBuilder out = new StringBuilder();
+    java.util.Formatter f = new java.util.Formatter(out);
+    f.format(
         "%nburst: %d pods over %d nodes (ADDs; DELs afterwards, unmeasured); exact: 62 pods"
             + " 26/16/12/8 over %d nodes, a pool of 62 addresses, retried up to 60 s%n",
         PODS, NODES, NODES);
-    System.out.printf(
+    f.format(
         "%-12s %4s %9s %9s %9s %9s %7s %7s  %-28s %s%n",
         "system",
         "at",
@@ -533,7 +565,7 @@ class IpamComparisonBenchmark {
       StringBuilder verbs = new StringBuilder();
       p.requestsByVerb().forEach((verb, n) -> verbs.append(String.format("%s %.2f ", verb, n)));
       int failed = p.failures().values().stream().mapToInt(Integer::intValue).sum();
-      System.out.printf(
+      f.format(
           "%-12s %4d %9.1f %9.1f %9.1f %9.1f %7d %7d  %s%s%n",
           p.system(),
           p.concurrency(),
@@ -550,13 +582,14 @@ class IpamComparisonBenchmark {
       double kipam = rate(phases, "kipam", concurrency);
       double wb = rate(phases, "whereabouts", concurrency);
       double floor = rate(phases, "floor", concurrency);
-      System.out.printf(
+      f.format(
           "at %d: kipam %.0f%% of the floor, %.1fx whereabouts; kipam p99 / whereabouts p99 = %.3f%n",
           concurrency,
           100 * kipam / floor,
           kipam / wb,
           p99(phases, "kipam", concurrency) / p99(phases, "whereabouts", concurrency));
     }
+    return out.toString();
   }
 
   private static double rate(List<Phase> phases, String system, int concurrency) {

@@ -30,6 +30,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The operator's half of each IPBlock's life after its claim: the release handshake with the
@@ -129,11 +130,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       // its holder; no node's handshake applies to the slot itself. One that just turned Shared
       // may leave a node short that waited for it.
       if (SlotConversion.asked(block)) {
-        pressure.relieveShortNodes(
-            pool(block, context),
-            name -> context.getPrimaryCache().byIndex(BY_POOL, name),
-            steps,
-            now);
+        pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
       }
       return UpdateControl.noUpdate();
     }
@@ -152,19 +149,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     ReleasePlan plan = planner.plan(block, memory, now);
     if (plan instanceof ReleasePlan.Wait wait) {
       steps.reportRefusal(block);
-      pressure.relieve(
-          block,
-          pool(block, context),
-          name -> context.getPrimaryCache().byIndex(BY_POOL, name),
-          steps,
-          now);
+      pressure.relieve(block, pool(block, context), poolBlocks(context), steps, now);
       if (refused(block)) {
         // The node that was short when this block was asked for is short still.
-        pressure.relieveShortNodes(
-            pool(block, context),
-            name -> context.getPrimaryCache().byIndex(BY_POOL, name),
-            steps,
-            now);
+        pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
       }
       return recheckAfter(Optional.of(wait.recheck()).filter(d -> !d.isZero()));
     }
@@ -178,6 +166,11 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       steps.ignore(block, ignore.why());
     }
     return UpdateControl.noUpdate();
+  }
+
+  /** The cached blocks naming a pool, by the pool's name. */
+  private static Function<String, List<IPBlock>> poolBlocks(Context<IPBlock> context) {
+    return name -> context.getPrimaryCache().byIndex(BY_POOL, name);
   }
 
   private static boolean refused(IPBlock block) {

@@ -6,6 +6,7 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.kube.Blocks;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -35,25 +36,18 @@ final class PressureRelief {
       Function<String, List<IPBlock>> poolBlocks,
       BlockSteps steps,
       Instant now) {
-    if (Blocks.allocated(block) == 0
-        || pool.isEmpty()
-        || pool.get().getMetadata().getDeletionTimestamp() != null) {
+    Optional<PoolLayout> usable = Blocks.allocated(block) == 0 ? Optional.empty() : layout(pool);
+    if (usable.isEmpty()) {
       return;
     }
-    PoolLayout layout;
-    try {
-      layout = layouts.of(pool.get());
-    } catch (IllegalArgumentException e) {
-      return;
-    }
+    PoolLayout layout = usable.get();
     // A full slot, or a sub-claim (its node needed an address beyond its own slots).
     boolean subClaim = Blocks.subClaim(block);
     if (!subClaim && !PoolPressure.full(block, layout)) {
       return;
     }
     String name = pool.get().getMetadata().getName();
-    List<IPBlock> siblings =
-        poolBlocks.apply(name).stream().filter(b -> Blocks.belongsTo(b, pool.get())).toList();
+    List<IPBlock> siblings = siblings(pool.get(), poolBlocks);
     String node = block.getSpec().getNode();
     Optional<IPBlock> donor =
         subClaim ? Optional.empty() : PoolPressure.donorFor(node, layout, siblings);
@@ -69,17 +63,7 @@ final class PressureRelief {
       return;
     }
     SlotConversion.candidateFor(node, layout, siblings)
-        .ifPresent(
-            slot ->
-                steps.requestShare(
-                    slot,
-                    "IPPool "
-                        + name
-                        + " is short: node "
-                        + node
-                        + " has no free address in its slots, no slot is left to claim and no"
-                        + " empty slot to move",
-                    now));
+        .ifPresent(slot -> askShare(steps, slot, name, node, now));
   }
 
   /**
@@ -96,39 +80,56 @@ final class PressureRelief {
       Function<String, List<IPBlock>> poolBlocks,
       BlockSteps steps,
       Instant now) {
-    if (pool.isEmpty() || pool.get().getMetadata().getDeletionTimestamp() != null) {
+    Optional<PoolLayout> usable = layout(pool);
+    if (usable.isEmpty()) {
       return;
     }
-    PoolLayout layout;
-    try {
-      layout = layouts.of(pool.get());
-    } catch (IllegalArgumentException e) {
-      return;
-    }
+    PoolLayout layout = usable.get();
     String name = pool.get().getMetadata().getName();
-    List<IPBlock> siblings =
-        poolBlocks.apply(name).stream().filter(b -> Blocks.belongsTo(b, pool.get())).toList();
+    List<IPBlock> siblings = siblings(pool.get(), poolBlocks);
     Set<String> nodes = new TreeSet<>();
-    for (IPBlock b : siblings) {
-      if (b.getSpec().getNode() != null && shortNow(b.getSpec().getNode(), siblings, layout, now)) {
-        nodes.add(b.getSpec().getNode());
-      }
-    }
+    siblings.stream().map(b -> b.getSpec().getNode()).filter(Objects::nonNull).forEach(nodes::add);
     for (String node : nodes) {
+      if (!shortNow(node, siblings, layout, now)) {
+        continue;
+      }
       Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings);
       if (candidate.isPresent()) {
-        steps.requestShare(
-            candidate.get(),
-            "IPPool "
-                + name
-                + " is short: node "
-                + node
-                + " has no free address in its slots, no slot is left to claim and no empty slot"
-                + " to move",
-            now);
+        askShare(steps, candidate.get(), name, node, now);
         return;
       }
     }
+  }
+
+  /** The pool's layout, unless the pool is gone, being deleted or describes no layout. */
+  private Optional<PoolLayout> layout(Optional<IPPool> pool) {
+    if (pool.isEmpty() || pool.get().getMetadata().getDeletionTimestamp() != null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(layouts.of(pool.get()));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static List<IPBlock> siblings(IPPool pool, Function<String, List<IPBlock>> poolBlocks) {
+    return poolBlocks.apply(pool.getMetadata().getName()).stream()
+        .filter(b -> Blocks.belongsTo(b, pool))
+        .toList();
+  }
+
+  private static void askShare(
+      BlockSteps steps, IPBlock slot, String pool, String node, Instant now) {
+    steps.requestShare(
+        slot,
+        "IPPool "
+            + pool
+            + " is short: node "
+            + node
+            + " has no free address in its slots, no slot is left to claim and no empty slot to"
+            + " move",
+        now);
   }
 
   private static boolean shortNow(
@@ -144,7 +145,7 @@ final class PressureRelief {
     return siblings.stream()
         .filter(b -> node.equals(b.getSpec().getNode()) && Blocks.subClaim(b))
         .map(b -> b.getMetadata().getCreationTimestamp())
-        .filter(java.util.Objects::nonNull)
+        .filter(Objects::nonNull)
         .map(Instant::parse)
         .anyMatch(created -> created.isAfter(now.minus(RECENT)));
   }

@@ -1,0 +1,223 @@
+package io.kipam.images;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * An image as {@code jib:buildTar} writes it (a docker-archive: {@code manifest.json}, the config
+ * JSON and one gzipped tar per layer), unpacked: its manifest, its config and its file system with
+ * the layers applied in order under a directory of the caller's. Reads the tar format Jib writes
+ * (ustar with PAX headers), nothing more.
+ */
+record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  static ImageTarball unpack(Path tarball, Path into) throws IOException {
+    Path archive = Files.createDirectories(into.resolve("archive"));
+    try (InputStream in = Files.newInputStream(tarball)) {
+      new TarReader(in).extractTo(archive);
+    }
+    JsonNode manifest = JSON.readTree(archive.resolve("manifest.json").toFile()).get(0);
+    JsonNode config = JSON.readTree(archive.resolve(manifest.get("Config").asText()).toFile());
+    Path root = Files.createDirectories(into.resolve("root"));
+    for (JsonNode layer : manifest.get("Layers")) {
+      try (InputStream in =
+          new GZIPInputStream(Files.newInputStream(archive.resolve(layer.asText())))) {
+        new TarReader(in).extractTo(root);
+      }
+    }
+    return new ImageTarball(manifest, config, root);
+  }
+
+  Path file(String absolutePath) {
+    return root.resolve(absolutePath.substring(1));
+  }
+
+  /** A tar stream, entry by entry: regular files, directories and symbolic links. */
+  private static final class TarReader {
+    private final InputStream in;
+
+    TarReader(InputStream in) {
+      this.in = in;
+    }
+
+    void extractTo(Path dir) throws IOException {
+      Map<String, String> pax = new HashMap<>();
+      byte[] header = new byte[512];
+      while (readFully(header)) {
+        if (isZero(header)) {
+          return;
+        }
+        String name = string(header, 0, 100);
+        String prefix = isUstar(header) ? string(header, 345, 155) : "";
+        if (!prefix.isEmpty()) {
+          name = prefix + "/" + name;
+        }
+        int mode = (int) octal(header, 100, 8);
+        long size = octal(header, 124, 12);
+        char type = (char) header[156];
+        String link = string(header, 157, 100);
+        if (type == 'x' || type == 'g') {
+          Map<String, String> records = paxRecords(readBytes(size));
+          if (type == 'x') {
+            pax = records;
+          }
+          skipPadding(size);
+          continue;
+        }
+        name = pax.getOrDefault("path", name);
+        link = pax.getOrDefault("linkpath", link);
+        pax = new HashMap<>();
+        Path target = dir.resolve(name).normalize();
+        if (!target.startsWith(dir)) {
+          throw new IOException("tar entry outside the target directory: " + name);
+        }
+        switch (type) {
+          case '5' -> Files.createDirectories(target);
+          case '2' -> {
+            Files.createDirectories(target.getParent());
+            Files.deleteIfExists(target);
+            Files.createSymbolicLink(target, Path.of(link));
+          }
+          case '0', '\0' -> {
+            Files.createDirectories(target.getParent());
+            Files.copy(new Bounded(in, size), target, StandardCopyOption.REPLACE_EXISTING);
+            skipPadding(size);
+          }
+          default -> throw new IOException("tar entry of type " + type + " not expected: " + name);
+        }
+        if (type != '2') {
+          Files.setPosixFilePermissions(target, permissions(mode));
+        }
+      }
+    }
+
+    private boolean readFully(byte[] block) throws IOException {
+      int n = in.readNBytes(block, 0, block.length);
+      if (n == 0) {
+        return false;
+      }
+      if (n < block.length) {
+        throw new EOFException("truncated tar header");
+      }
+      return true;
+    }
+
+    private byte[] readBytes(long size) throws IOException {
+      byte[] bytes = in.readNBytes((int) size);
+      if (bytes.length != size) {
+        throw new EOFException("truncated tar entry");
+      }
+      return bytes;
+    }
+
+    private void skipPadding(long size) throws IOException {
+      long padding = (512 - size % 512) % 512;
+      in.skipNBytes(padding);
+    }
+
+    private static Map<String, String> paxRecords(byte[] bytes) {
+      Map<String, String> records = new HashMap<>();
+      String text = new String(bytes, StandardCharsets.UTF_8);
+      for (String line : text.split("\n")) {
+        int space = line.indexOf(' ');
+        int equals = line.indexOf('=');
+        if (space > 0 && equals > space) {
+          records.put(line.substring(space + 1, equals), line.substring(equals + 1));
+        }
+      }
+      return records;
+    }
+
+    private static boolean isZero(byte[] block) {
+      for (byte b : block) {
+        if (b != 0) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static boolean isUstar(byte[] header) {
+      return string(header, 257, 5).equals("ustar");
+    }
+
+    private static String string(byte[] header, int offset, int length) {
+      int end = offset;
+      while (end < offset + length && header[end] != 0) {
+        end++;
+      }
+      return new String(header, offset, end - offset, StandardCharsets.UTF_8);
+    }
+
+    private static long octal(byte[] header, int offset, int length) {
+      String digits = string(header, offset, length).trim();
+      return digits.isEmpty() ? 0 : Long.parseLong(digits, 8);
+    }
+
+    private static Set<PosixFilePermission> permissions(int mode) {
+      Set<PosixFilePermission> permissions = EnumSet.noneOf(PosixFilePermission.class);
+      PosixFilePermission[] bits = PosixFilePermission.values(); // OWNER_READ ... OTHERS_EXECUTE
+      for (int i = 0; i < bits.length; i++) {
+        if ((mode & (0400 >> i)) != 0) {
+          permissions.add(bits[i]);
+        }
+      }
+      return permissions;
+    }
+  }
+
+  /** The next {@code size} bytes of a stream, without closing it. */
+  private static final class Bounded extends InputStream {
+    private final InputStream in;
+    private long left;
+
+    Bounded(InputStream in, long size) {
+      this.in = in;
+      this.left = size;
+    }
+
+    @Override
+    public int read() throws IOException {
+      if (left == 0) {
+        return -1;
+      }
+      int b = in.read();
+      if (b >= 0) {
+        left--;
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] buffer, int offset, int length) throws IOException {
+      if (left == 0) {
+        return -1;
+      }
+      int n = in.read(buffer, offset, (int) Math.min(length, left));
+      if (n > 0) {
+        left -= n;
+      } else if (n < 0) {
+        throw new EOFException("truncated tar entry");
+      }
+      return n;
+    }
+
+    @Override
+    public void close() {}
+  }
+}

@@ -1,0 +1,71 @@
+package io.kipam.api.install;
+
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.ControlPlaneBinaries;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * kipam installed the way users install it, {@code kubectl apply -k config/default}, and the
+ * questions the install tests ask the API server about it.
+ */
+final class KipamInstall {
+
+  static final String NAMESPACE = "kipam-system";
+  static final String NODE_SA = "system:serviceaccount:kipam-system:kipam-node";
+  static final String OPERATOR_SA = "system:serviceaccount:kipam-system:kipam-operator";
+
+  private KipamInstall() {}
+
+  static Path entryPoint() {
+    return ControlPlaneBinaries.repositoryRoot().resolve("config/default");
+  }
+
+  /** Applies config/default (idempotent) and returns what kubectl printed. */
+  static String apply(ControlPlane controlPlane) {
+    return controlPlane.kubectl("apply", "-k", entryPoint().toString());
+  }
+
+  /**
+   * {@code kubectl auth can-i VERB RESOURCE --as=USER [-n NAMESPACE]}: whether the API server's
+   * authorizer lets {@code user} do it. Exit code 0 is yes, 1 is no; anything else is a failure.
+   */
+  static boolean canI(
+      ControlPlane controlPlane, String user, String verb, String resource, String namespace) {
+    List<String> command = new ArrayList<>();
+    command.add(controlPlane.binary("kubectl").toString());
+    command.add("--kubeconfig=" + controlPlane.adminKubeconfig());
+    // "pods/status" would read as the pod named status: a subresource has a flag of its own.
+    String[] parts = resource.split("/", 2);
+    command.addAll(List.of("auth", "can-i", verb, parts[0], "--as=" + user));
+    if (parts.length == 2) {
+      command.add("--subresource=" + parts[1]);
+    }
+    if (namespace != null) {
+      command.add("--namespace=" + namespace);
+    } else {
+      command.add("--all-namespaces");
+    }
+    try {
+      Process kubectl = new ProcessBuilder(command).start();
+      kubectl.getOutputStream().close();
+      String out = new String(kubectl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      String err = new String(kubectl.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      int exit = kubectl.waitFor();
+      if (exit == 0 || exit == 1) {
+        return exit == 0;
+      }
+      throw new IllegalStateException(
+          String.join(" ", command.subList(2, command.size())) + " failed: " + out + err);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run kubectl", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running kubectl auth can-i", e);
+    }
+  }
+}

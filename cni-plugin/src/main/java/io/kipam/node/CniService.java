@@ -155,7 +155,15 @@ public final class CniService implements CniEndpoint, CniPlugin {
           e.status() == 404
               ? CniErrorCode.INVALID_ENVIRONMENT
               : CniErrorCode.INVALID_NETWORK_CONFIG;
-      throw new CniException(code, e.getMessage(), "nothing was allocated");
+      String details =
+          e.status() == 403
+              ? "kipam-node on "
+                  + ledger.node()
+                  + " may not make this write: check the role of its service account"
+                  + " (config/rbac) and that NODE_NAME is the Node its token is bound to"
+                  + " (config/admission); nothing was allocated"
+              : "nothing was allocated";
+      throw new CniException(code, e.getMessage(), details);
     } catch (NodeWatch.PoolNotUsableException e) {
       throw new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), "");
     } catch (NodeWatch.PodNotOnNodeException e) {

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The kipam processes one test starts, both halves as in a cluster: kipam-operator processes and
@@ -55,6 +56,17 @@ final class KipamProcesses implements AutoCloseable {
   /** A registered node whose kipam-node runs with {@code env}, ready ({@code pool} is Ready). */
   NodeRig node(String pool, Map<String, String> env) throws Exception {
     NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
+    started.add(rig);
+    return rig;
+  }
+
+  /**
+   * A registered node whose kipam-node runs with {@code env} and the credentials of {@code
+   * kubeconfig} (given the node's name), ready ({@code pool} is Ready).
+   */
+  NodeRig node(String pool, Map<String, String> env, Function<String, Path> kubeconfig)
+      throws Exception {
+    NodeRig rig = NodeRig.start(client, dir, namespaces, pool, env, kubeconfig);
     started.add(rig);
     return rig;
   }

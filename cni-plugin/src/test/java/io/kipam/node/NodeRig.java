@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * One registered node with its kipam-node process and the installed executable, for ITs about the
@@ -56,9 +57,24 @@ final class NodeRig implements AutoCloseable {
       String pool,
       Map<String, String> env)
       throws Exception {
+    return start(client, dir, namespaces, pool, env, node -> controlPlane.adminKubeconfig());
+  }
+
+  /**
+   * As above, with the daemon's credentials from {@code kubeconfig}, asked once the Node is
+   * registered (a token can be bound to the Node only once it exists).
+   */
+  static NodeRig start(
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      Map<String, String> env,
+      Function<String, Path> kubeconfig)
+      throws Exception {
     String node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
-    DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+    DaemonProcess daemon = new DaemonProcess(dir, node, kubeconfig.apply(node));
     env.forEach(daemon::withEnv);
     Path kipam = Installer.install(dir.resolve(node).resolve("bin"), daemon.socket);
     daemon.start();

@@ -51,8 +51,10 @@ import org.slf4j.LoggerFactory;
  * <p>Failures are sorted by what they say about the write: a connection that was never made, or a
  * 429, means nothing was written ({@link StoreUnavailableException}); a timeout, a connection lost
  * after the request went out, or a 5xx may follow a write that happened ({@link
- * WriteOutcomeUnknownException}); 400, 404 and 422 refuse the request's content ({@link
- * RequestRejectedException}, with the API server's reason). Anything else propagates as it is.
+ * WriteOutcomeUnknownException}); 400, 404 and 422 refuse the request's content, 403 the caller
+ * (kipam-node's role, or the admission policy when NODE_NAME is not the Node its token is bound to)
+ * ({@link RequestRejectedException}, with the API server's reason). Anything else propagates as it
+ * is.
  */
 public final class KubernetesStore implements AllocationStore {
 
@@ -411,7 +413,7 @@ public final class KubernetesStore implements AllocationStore {
    */
   static RuntimeException translate(String what, KubernetesClientException e, boolean create) {
     int code = e.getCode();
-    if (code == 400 || code == 404 || code == 422) {
+    if (code == 400 || code == 403 || code == 404 || code == 422) {
       String reason = e.getStatus() == null ? e.getMessage() : e.getStatus().getMessage();
       return new RequestRejectedException(
           code, "the API server refused to " + what + ": " + reason);

@@ -55,6 +55,16 @@ class FailureTranslationTest {
         .hasMessageContaining("spec.containerID: Too long");
   }
 
+  @Test
+  void aWriteRefusedToTheCallerCarriesTheApiServersReason() {
+    RuntimeException sorted = create(status(403));
+
+    assertThat(sorted)
+        .isInstanceOfSatisfying(
+            RequestRejectedException.class, r -> assertThat(r.status()).isEqualTo(403))
+        .hasMessageContaining("refused to create IPAddress q0/p.10-0-0-7");
+  }
+
   private static KubernetesClientException status(int code) {
     return new KubernetesClientException(
         new StatusBuilder().withCode(code).withMessage("spec.containerID: Too long").build());

@@ -1,12 +1,12 @@
 package io.kipam.node;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
-import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.node.ComparedIpam.Attempt;
+import io.kipam.node.ComparisonReport.Phase;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
@@ -15,32 +15,39 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
- * kipam next to whereabouts and next to the floor, on one control plane of its own, in one run: the
- * burst workload (200 pods over 4 nodes, ADDs at 8 and at 32 at once). kipam: the operator and 4
- * kipam-node daemons as processes, each ADD through the installed executable. whereabouts: its
- * plugin (hack/whereabouts/build.sh builds it from its Go module) called as a runtime calls an IPAM
- * plugin, with its default settings and the kubernetes datastore. The floor: the same number of
- * objects (one IPAddress each) created straight against kube-apiserver at the same concurrency. Per
- * phase: calls per second, p50/p95/p99, failures by CNI code, and API requests per allocation by
- * verb from kube-apiserver's own {@code apiserver_request_total}. Printed, never asserted. Run with
- * {@code ./mvnw -B -pl cni-plugin -am verify -Pbenchmark -DskipIT -DskipE2E
- * -Dit.test=IpamComparisonBenchmark}; docs/benchmarks.md has results.
+ * kipam next to whereabouts (default settings and node-slice mode) and next to the floor, on one
+ * control plane of its own, in one run. kipam: the operator and 4 kipam-node daemons as processes,
+ * each ADD through the installed executable. whereabouts: its plugin (built from its Go module by
+ * hack/whereabouts/build.sh) called as a runtime calls an IPAM plugin, its node-slice controller as
+ * a process. The floor: the objects kipam writes per allocation, created straight against
+ * kube-apiserver at the same concurrency. Workloads: burst (200 pods at 8 and at 32 at once),
+ * dual-stack burst, churn (ADD+DEL at a fixed rate for 60 s), exact budget (62 pods, 62 addresses).
+ * Per phase: calls per second, p50/p95/p99, failures by CNI code, API requests per allocation by
+ * verb (kube-apiserver's own {@code apiserver_request_total}) and where the CPU went. Printed and
+ * written with charts to {@code kipam.reportDir}, never asserted; docs/benchmarks.md has the
+ * command and results.
  */
 class IpamComparisonBenchmark {
 
@@ -51,28 +58,23 @@ class IpamComparisonBenchmark {
   /** Pods per node in the exact-budget workload: 62, the assignable addresses of a /26. */
   private static final int[] EXACT_SPREAD = {26, 16, 12, 8};
 
-  private static final Pattern CODE = Pattern.compile("\"code\":\\s*(\\d+)");
+  /** Churn: ADDs (each after the DEL of its slot's previous pod) per second, for how long. */
+  private static final int CHURN_RATE = 20;
+
+  private static final Duration CHURN_TIME = Duration.ofSeconds(60);
+  private static final int CHURN_SLOTS = 64;
+  private static final int CHURN_IN_FLIGHT = 32;
+
+  private static final String WB_NAMESPACE = "kube-system";
   private static final Pattern REQUEST =
       Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$", Pattern.MULTILINE);
   private static final Pattern VERB = Pattern.compile("(?:^|,)verb=\"([^\"]*)\"");
 
-  /** One phase's numbers. */
-  private record Phase(
-      String system,
-      int concurrency,
-      int calls,
-      int retried,
-      double seconds,
-      List<Double> latencies,
-      List<Double> finishedAt,
-      Map<String, Integer> failures,
-      Map<String, Double> requestsByVerb) {}
-
   @Test
-  void burst() throws Exception {
+  void compare() throws Exception {
     Path whereabouts = whereaboutsDir();
-    List<Phase> phases = new ArrayList<>();
-    List<String> notes = new ArrayList<>();
+    ComparisonReport report = new ComparisonReport();
+    Process sliceController = null;
     try (ControlPlane controlPlane = ControlPlane.fresh();
         KipamProcesses processes =
             new KipamProcesses(controlPlane, controlPlane.client(), "compare")) {
@@ -80,12 +82,16 @@ class IpamComparisonBenchmark {
       KipamCrds.install(client);
       installCrds(client, whereabouts.resolve("crds"));
       OperatorProcess operator = processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
-      String pool = Fixtures.uniqueName("compare");
-      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.216.0.0/16", 26, 0));
+      String pool = readyPool(client, "compare", "10.216.0.0/16", 26);
+      String pool6 = readyPool(client, "compare6", "fd00:216::/112", 122);
+      String exactPool = readyPool(client, "exact", "10.219.0.0/26", 28);
       List<NodeRig> rigs = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
         rigs.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "5")));
       }
+      Map<String, NodeRig> byNode = new HashMap<>();
+      rigs.forEach(r -> byNode.put(r.node, r));
+
       // whereabouts reads its settings from a file of its own, as its DaemonSet installs one;
       // without it every call fails with "config file not found".
       Path wbSettings = processes.dir.resolve("whereabouts.conf");
@@ -95,157 +101,414 @@ class IpamComparisonBenchmark {
               + "{\"kubeconfig\":\""
               + controlPlane.adminKubeconfig()
               + "\"}}");
-      String wbConfig =
-          "{\"cniVersion\":\"1.0.0\",\"name\":\"compare-whereabouts\",\"type\":\"whereabouts\","
-              + "\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.217.0.0/16\","
-              + "\"configuration_path\":\""
-              + wbSettings
-              + "\"}}";
+      sliceController = startSliceController(whereabouts, controlPlane, processes.dir);
+      String sliceConfig = nodeSlices(client, wbSettings, rigs);
+
+      List<Long> kipamPids = new ArrayList<>(List.of(operator.pid()));
+      rigs.forEach(r -> kipamPids.add(r.daemon.pid()));
+      Map<String, List<Long>> groups = new LinkedHashMap<>();
+      groups.put("kipam-operator", kipamPids.subList(0, 1));
+      groups.put("kipam-node daemons", kipamPids.subList(1, kipamPids.size()));
+      controlPlane.pids().forEach((name, pid) -> groups.put(name, List.of(pid)));
+      groups.put("whereabouts controller", List.of(sliceController.pid()));
+      ProcessCpu cpu = new ProcessCpu(groups);
+      Workloads warm = new Workloads(client, cpu, new ComparisonReport());
+      Workloads run = new Workloads(client, cpu, report);
+
+      ComparedIpam kipam = kipam("kipam", byNode, pool);
+      ComparedIpam wb =
+          whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.217.0.0/16"));
+      ComparedIpam slices = whereabouts("wb-slices", whereabouts, sliceConfig);
+      ComparedIpam floor = new ComparedIpam.Floor(client, List.of("4"));
 
       // A warm-up round of each, unmeasured: kipam's JVMs compile their hot paths, whereabouts'
       // pool and lease objects exist, kube-apiserver has seen every kind of request.
-      List<Pod> warmUp = pods(client, processes, rigs, "w");
-      IntFunction<Call> kipamWarm =
-          i -> {
-            NodeRig rig = rigs.get(i % NODES);
-            return new Call(
-                rig.kipam,
-                env("ADD", "kipam-w" + i, warmUp.get(i), rig.node),
-                Cluster.config("1.1.0", rig.daemon.socket.toString(), pool));
-          };
-      cni(client, "kipam", 8, warmUp, kipamWarm);
-      cni(client, "kipam", 8, warmUp, kipamWarm);
-      cni(
-          client,
-          "whereabouts",
-          8,
-          warmUp,
-          i ->
-              new Call(
-                  whereabouts.resolve("whereabouts"),
-                  env("ADD", "wb-w" + i, warmUp.get(i), rigs.get(i % NODES).node),
-                  wbConfig));
-      floor(client, 8, warmUp);
+      List<Pod> warmUp = pods(client, processes, rigs, "w", PODS);
+      for (ComparedIpam ipam : List.of(kipam, kipam, wb, slices, floor)) {
+        warm.burst("warm-up", ipam, 8, warmUp, Duration.ZERO);
+      }
 
+      report.versionLatency(versionP50(rigs.get(0)));
       int round = 0;
       for (int concurrency : CONCURRENCY) {
-        round++;
-        List<Pod> pods = pods(client, processes, rigs, "r" + round);
-        List<Long> pids = new ArrayList<>(List.of(operator.pid()));
-        rigs.forEach(r -> pids.add(r.daemon.pid()));
-        double cpuBefore = cpuSeconds(pids);
+        List<Pod> pods = pods(client, processes, rigs, "r" + ++round, PODS);
         double daemonBefore = daemonAddSeconds(rigs);
-        Phase kipam =
-            cni(
-                client,
-                "kipam",
-                concurrency,
-                pods,
-                i -> {
-                  NodeRig rig = rigs.get(i % NODES);
-                  return new Call(
-                      rig.kipam,
-                      env("ADD", "kipam-" + i + "-" + concurrency, pods.get(i), rig.node),
-                      Cluster.config("1.1.0", rig.daemon.socket.toString(), pool));
-                });
-        phases.add(kipam);
+        Phase k = run.burst("burst", kipam, concurrency, pods, Duration.ZERO);
         double daemonMean = (daemonAddSeconds(rigs) - daemonBefore) / PODS * 1000;
-        double callerMean = kipam.latencies().stream().mapToDouble(d -> d).average().orElse(0);
-        notes.add(
+        double callerMean = k.latencies().stream().mapToDouble(d -> d).average().orElse(0);
+        report.note(
             String.format(
                 "kipam at %d: mean ADD %.1f ms = daemon %.1f ms + executable, socket and waiting"
-                    + " %.1f ms; CPU of kipam's processes (operator, %d daemons, ADDs and DELs)"
-                    + " %.1f s; peak RSS %s",
-                concurrency,
-                callerMean,
-                daemonMean,
-                callerMean - daemonMean,
-                NODES,
-                cpuSeconds(pids) - cpuBefore,
-                peakRss(pids)));
-        phases.add(
-            cni(
-                client,
-                "whereabouts",
-                concurrency,
-                pods,
-                i ->
-                    new Call(
-                        whereabouts.resolve("whereabouts"),
-                        env(
-                            "ADD",
-                            "wb-" + i + "-" + concurrency,
-                            pods.get(i),
-                            rigs.get(i % NODES).node),
-                        wbConfig)));
-        phases.add(floor(client, concurrency, pods));
+                    + " %.1f ms",
+                concurrency, callerMean, daemonMean, callerMean - daemonMean));
+        for (ComparedIpam ipam : List.of(wb, slices, floor)) {
+          run.burst("burst", ipam, concurrency, pods, Duration.ZERO);
+        }
+      }
+
+      // Dual-stack: one IPv4 and one IPv6 address per pod. whereabouts' node slices take one
+      // range only, so they sit this one out.
+      List<Pod> dual = pods(client, processes, rigs, "d", PODS);
+      run.burst("dual", kipam("kipam", byNode, pool, pool6), 8, dual, Duration.ZERO);
+      run.burst(
+          "dual",
+          whereabouts(
+              "whereabouts",
+              whereabouts,
+              wbConfig(wbSettings, "10.222.0.0/16")
+                  .replace(
+                      "\"range\":\"10.222.0.0/16\"",
+                      "\"ipRanges\":[{\"range\":\"10.222.0.0/16\"},{\"range\":\"fd00:222::/112\"}]")),
+          8,
+          dual,
+          Duration.ZERO);
+      run.burst("dual", new ComparedIpam.Floor(client, List.of("4", "6")), 8, dual, Duration.ZERO);
+
+      // Churn: pods come and go at a fixed rate, as Jobs and rolling updates make them.
+      List<Pod> churn = pods(client, processes, rigs, "c", CHURN_SLOTS);
+      for (ComparedIpam ipam : List.of(kipam, wb, slices, floor)) {
+        run.churn(ipam, churn);
       }
 
       // Exact budget: as many assignable addresses as pods (a /26 without its network and
-      // broadcast: 62), spread unevenly over the nodes, 8 at once; an ADD that finds no address
-      // is retried as a runtime retries, for up to 60 s.
-      String exact = Fixtures.uniqueName("exact");
-      Cluster.poolReadiedByOperator(client, exact, Cluster.spec("10.219.0.0/26", 28, 0));
+      // broadcast: 62), spread unevenly over the nodes and interleaved, 8 at once; an ADD that
+      // finds no address is retried as a runtime retries, for up to 60 s. Node slices cannot
+      // serve an uneven spread from equal slices of a /26, so they sit this one out.
       List<Pod> budget = new ArrayList<>();
-      Map<String, NodeRig> byNode = new java.util.HashMap<>();
       for (int n = 0; n < NODES; n++) {
-        byNode.put(rigs.get(n).node, rigs.get(n));
-        for (int k = 0; k < EXACT_SPREAD[n]; k++) {
+        for (int i = 0; i < EXACT_SPREAD[n]; i++) {
           budget.add(
               Cluster.pod(
                   client,
                   processes.namespaces.get(budget.size() % 3),
-                  "exact-" + n + "-" + k,
+                  "exact-" + n + "-" + i,
                   rigs.get(n).node));
         }
       }
-      // Interleave the nodes' pods, as pods of several Deployments arrive.
-      Collections.shuffle(budget, new java.util.Random(1));
-      phases.add(
-          cni(
-              client,
-              "kipam exact",
-              8,
-              budget,
-              i -> {
-                NodeRig rig = byNode.get(budget.get(i).getSpec().getNodeName());
-                return new Call(
-                    rig.kipam,
-                    env("ADD", "kipam-exact-" + i, budget.get(i), rig.node),
-                    Cluster.config("1.1.0", rig.daemon.socket.toString(), exact));
-              },
-              Duration.ofSeconds(60)));
-      String wbExact = wbConfig.replace("10.217.0.0/16", "10.220.0.0/26");
-      phases.add(
-          cni(
-              client,
-              "wb exact",
-              8,
-              budget,
-              i ->
-                  new Call(
-                      whereabouts.resolve("whereabouts"),
-                      env(
-                          "ADD",
-                          "wb-exact-" + i,
-                          budget.get(i),
-                          budget.get(i).getSpec().getNodeName()),
-                      wbExact),
-              Duration.ofSeconds(60)));
+      Collections.shuffle(budget, new Random(1));
+      Duration retry = Duration.ofSeconds(60);
+      run.burst("exact", kipam("kipam", byNode, exactPool), 8, budget, retry);
+      run.burst(
+          "exact",
+          whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.220.0.0/26")),
+          8,
+          budget,
+          retry);
+
+      List<String> rss = ProcessCpu.peakRss(kipamPids);
+      report.note(
+          "peak RSS over the run: kipam-operator "
+              + rss.get(0)
+              + ", kipam-node daemons "
+              + String.join(", ", rss.subList(1, rss.size())));
+      String text = report.print(header(whereabouts), CONCURRENCY);
+      System.out.print(text);
+      BenchmarkCharts.write(
+          Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report")),
+          "ipam-comparison",
+          text,
+          report.phases().stream()
+              .filter(p -> p.workload().equals("burst"))
+              .map(
+                  p ->
+                      new BenchmarkCharts.Series(
+                          p.system() + " at " + p.concurrency(), p.latencies(), p.finishedAt()))
+              .toList());
+    } finally {
+      if (sliceController != null) {
+        sliceController.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
     }
-    String report = print(phases) + String.join("\n", notes) + "\n";
-    System.out.print(report);
-    BenchmarkCharts.write(
-        Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report")),
-        "ipam-comparison",
-        report,
-        phases.stream()
-            .filter(p -> !p.system().contains("exact"))
-            .map(
-                p ->
-                    new BenchmarkCharts.Series(
-                        p.system() + " at " + p.concurrency(), p.latencies(), p.finishedAt()))
-            .toList());
+  }
+
+  /** The machine, the versions and the workloads, first in the report. */
+  private static String header(Path whereabouts) throws Exception {
+    Matcher mem =
+        Pattern.compile("MemTotal:\\s+(\\d+) kB")
+            .matcher(Files.readString(Path.of("/proc/meminfo")));
+    return String.format(
+        "kipam, whereabouts and the floor on one control plane, %s%n"
+            + "machine: %d cores, %d GiB; Java %s; Kubernetes %s; whereabouts %s%n"
+            + "burst: %d pods over %d nodes, ADDs at %s at once (DELs afterwards, unmeasured);"
+            + " dual: the same with an IPv4 and an IPv6 address per pod, 8 at once;%n"
+            + "churn: %d ADDs/s, each after the DEL of its slot's previous pod (%d slots, at most %d"
+            + " calls in flight) for %d s; exact: 62 pods 26/16/12/8 over %d nodes, a pool of 62"
+            + " addresses, retried up to 60 s%n",
+        LocalDate.now(),
+        Runtime.getRuntime().availableProcessors(),
+        mem.find() ? Math.round(Long.parseLong(mem.group(1)) / 1024.0 / 1024.0) : 0,
+        System.getProperty("java.version"),
+        ControlPlaneBinaries.directory().getFileName().toString().replace("-linux-amd64", ""),
+        whereabouts.getFileName(),
+        PODS,
+        NODES,
+        java.util.Arrays.toString(CONCURRENCY),
+        CHURN_RATE,
+        CHURN_SLOTS,
+        CHURN_IN_FLIGHT,
+        CHURN_TIME.toSeconds(),
+        NODES);
+  }
+
+  /** The workloads, each measured the same way whatever the system. */
+  private record Workloads(KubernetesClient client, ProcessCpu cpu, ComparisonReport report) {
+
+    /**
+     * An ADD per pod, {@code concurrency} at once, timed one by one, then their DELs (untimed).
+     * With a {@code retry} time, an ADD that fails with code 100 (no address) or 11 (try again
+     * later) is tried again every 300 ms, as a runtime retries a sandbox; its latency is the time
+     * until its last answer.
+     */
+    Phase burst(String workload, ComparedIpam ipam, int concurrency, List<Pod> pods, Duration retry)
+        throws Exception {
+      String round = workload.charAt(0) + "" + concurrency + "-" + ipam.name() + "-";
+      Measure m = new Measure(this);
+      double seconds =
+          run(
+              concurrency,
+              pods.size(),
+              i -> {
+                long start = System.nanoTime();
+                Attempt attempt = ipam.add(pods.get(i), round + i);
+                boolean retriedThis = false;
+                while (!attempt.ok()
+                    && attempt.retryable()
+                    && System.nanoTime() - start < retry.toNanos()) {
+                  retriedThis = true;
+                  Thread.sleep(300);
+                  attempt = ipam.add(pods.get(i), round + i);
+                }
+                m.record(ipam, start, attempt, retriedThis);
+              });
+      Phase phase = m.phase(workload, ipam, concurrency, pods.size(), seconds);
+      report.add(phase);
+      run(concurrency, pods.size(), i -> ipam.del(pods.get(i), round + i));
+      return phase;
+    }
+
+    /**
+     * ADDs at a fixed rate for {@link #CHURN_TIME}, each in one of {@code slots.size()} pod slots
+     * after the DEL of the attachment that slot held before; at most {@link #CHURN_IN_FLIGHT} at
+     * once, so a system that cannot keep up falls behind the schedule (its calls per second say by
+     * how much) rather than piling up calls without end. Only the ADDs are timed.
+     */
+    Phase churn(ComparedIpam ipam, List<Pod> slots) throws Exception {
+      Measure m = new Measure(this);
+      String[] held = new String[slots.size()];
+      Semaphore inFlight = new Semaphore(CHURN_IN_FLIGHT);
+      ExecutorService workers = Executors.newFixedThreadPool(CHURN_IN_FLIGHT);
+      List<Future<?>> done = new ArrayList<>();
+      long periodNanos = 1_000_000_000L / CHURN_RATE;
+      long start = System.nanoTime();
+      int issued = 0;
+      while (System.nanoTime() - start < CHURN_TIME.toNanos()) {
+        long due = start + issued * periodNanos;
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          TimeUnit.NANOSECONDS.sleep(wait);
+        }
+        inFlight.acquire();
+        int slot = issued % slots.size();
+        String id = "c-" + ipam.name() + "-" + issued;
+        issued++;
+        done.add(
+            workers.submit(
+                () -> {
+                  try {
+                    // a slot is used again only after its last DEL and ADD are done
+                    synchronized (slots.get(slot)) {
+                      if (held[slot] != null) {
+                        ipam.del(slots.get(slot), held[slot]);
+                      }
+                      long t = System.nanoTime();
+                      Attempt attempt = ipam.add(slots.get(slot), id);
+                      m.record(ipam, t, attempt, false);
+                      held[slot] = id;
+                    }
+                  } finally {
+                    inFlight.release();
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      workers.shutdown();
+      Phase phase = m.phase("churn", ipam, CHURN_RATE, issued, seconds);
+      report.add(phase);
+      for (int s = 0; s < slots.size(); s++) {
+        if (held[s] != null) {
+          ipam.del(slots.get(s), held[s]);
+        }
+      }
+      return phase;
+    }
+  }
+
+  /** What one phase saw, gathered while it runs; kube-apiserver's counts and the CPU around it. */
+  private static final class Measure {
+    private final Workloads workloads;
+    private final Map<String, Double> requestsBefore;
+    private final ProcessCpu.Snapshot cpuBefore;
+    private final long start = System.nanoTime();
+    private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+    private final List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
+    private final AtomicInteger retried = new AtomicInteger();
+
+    Measure(Workloads workloads) {
+      this.workloads = workloads;
+      this.requestsBefore = requests(workloads.client());
+      this.cpuBefore = workloads.cpu().snapshot();
+    }
+
+    void record(ComparedIpam ipam, long callStart, Attempt attempt, boolean retriedThis) {
+      long end = System.nanoTime();
+      latencies.add((end - callStart) / 1e6);
+      finishedAt.add((end - start) / 1e9);
+      if (retriedThis) {
+        retried.incrementAndGet();
+      }
+      if (!attempt.ok() && failures.merge(attempt.failure(), 1, Integer::sum) == 1) {
+        System.out.printf(
+            "%s: first failure with %s: %s%n", ipam.name(), attempt.failure(), attempt.detail());
+      }
+    }
+
+    Phase phase(String workload, ComparedIpam ipam, int concurrency, int calls, double seconds) {
+      Map<String, Double> perAllocation = new TreeMap<>();
+      requests(workloads.client())
+          .forEach(
+              (verb, n) -> {
+                double d = n - requestsBefore.getOrDefault(verb, 0.0);
+                if (d > 0) {
+                  perAllocation.put(verb, d / calls);
+                }
+              });
+      return new Phase(
+          workload,
+          ipam.name(),
+          concurrency,
+          calls,
+          retried.get(),
+          seconds,
+          List.copyOf(latencies),
+          List.copyOf(finishedAt),
+          Map.copyOf(failures),
+          perAllocation,
+          workloads.cpu().since(cpuBefore, seconds));
+    }
+  }
+
+  private static String readyPool(KubernetesClient client, String prefix, String cidr, int block) {
+    String name = Fixtures.uniqueName(prefix);
+    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, block, 0));
+    return name;
+  }
+
+  /** kipam through each node's installed executable, from {@code pools} (two: dual-stack). */
+  private static ComparedIpam kipam(String name, Map<String, NodeRig> byNode, String... pools) {
+    return new ComparedIpam.Cni(
+        name,
+        pod -> byNode.get(pod.getSpec().getNodeName()).kipam,
+        pod ->
+            Cluster.config(
+                "1.1.0", byNode.get(pod.getSpec().getNodeName()).daemon.socket.toString(), pools));
+  }
+
+  private static ComparedIpam whereabouts(String name, Path dir, String config) {
+    return new ComparedIpam.Cni(name, pod -> dir.resolve("whereabouts"), pod -> config);
+  }
+
+  /** whereabouts' network configuration with its default settings: a range, its settings file. */
+  private static String wbConfig(Path settings, String range) {
+    return "{\"cniVersion\":\"1.0.0\",\"name\":\"compare-whereabouts\",\"type\":\"whereabouts\","
+        + "\"ipam\":{\"type\":\"whereabouts\",\"range\":\""
+        + range
+        + "\",\"configuration_path\":\""
+        + settings
+        + "\"}}";
+  }
+
+  /** whereabouts' node-slice controller, as its Deployment runs it, in whereabouts' namespace. */
+  private static Process startSliceController(Path dir, ControlPlane controlPlane, Path workDir)
+      throws Exception {
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                dir.resolve("whereabouts-nodeslice").toString(),
+                "--kubeconfig",
+                controlPlane.adminKubeconfig().toString())
+            .redirectErrorStream(true)
+            .redirectOutput(workDir.resolve("whereabouts-nodeslice.log").toFile());
+    builder.environment().put("WHEREABOUTS_NAMESPACE", WB_NAMESPACE);
+    return builder.start();
+  }
+
+  /**
+   * A NetworkAttachmentDefinition in node-slice mode (a /16 in /22 slices, one per node), as its
+   * README shows; waits until the controller gave every node its slice. Returns the plugin's
+   * network configuration, the same as the definition's.
+   */
+  private static String nodeSlices(KubernetesClient client, Path settings, List<NodeRig> rigs) {
+    String name = "wb-slices";
+    String config =
+        "{\"cniVersion\":\"1.0.0\",\"name\":\""
+            + name
+            + "\",\"type\":\"macvlan\",\"ipam\":{\"type\":\"whereabouts\","
+            + "\"range\":\"10.221.0.0/16\",\"node_slice_size\":\"/22\",\"configuration_path\":\""
+            + settings
+            + "\"}}";
+    GenericKubernetesResource nad =
+        new GenericKubernetesResourceBuilder()
+            .withApiVersion("k8s.cni.cncf.io/v1")
+            .withKind("NetworkAttachmentDefinition")
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(WB_NAMESPACE)
+            .endMetadata()
+            .addToAdditionalProperties("spec", Map.of("config", config))
+            .build();
+    client.resource(nad).create();
+    Awaitility.await("whereabouts' node-slice controller gives each node a slice")
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> slicedNodes(client, name).containsAll(rigs.stream().map(r -> r.node).toList()));
+    return config;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> slicedNodes(KubernetesClient client, String name) {
+    GenericKubernetesResource pool =
+        client
+            .genericKubernetesResources("whereabouts.cni.cncf.io/v1alpha1", "NodeSlicePool")
+            .inNamespace(WB_NAMESPACE)
+            .withName(name)
+            .get();
+    if (pool == null || !(pool.getAdditionalProperties().get("status") instanceof Map<?, ?> s)) {
+      return List.of();
+    }
+    Object allocations = ((Map<String, Object>) s).get("allocations");
+    if (!(allocations instanceof List<?> list)) {
+      return List.of();
+    }
+    return list.stream()
+        .map(a -> String.valueOf(((Map<String, Object>) a).get("nodeName")))
+        .toList();
+  }
+
+  /** The median of 200 VERSION calls of the installed executable, in milliseconds. */
+  private static double versionP50(NodeRig rig) {
+    List<Double> times = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      long start = System.nanoTime();
+      CniCall.run(rig.kipam, Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"1.1.0\"}");
+      times.add((System.nanoTime() - start) / 1e6);
+    }
+    Collections.sort(times);
+    return times.get(times.size() / 2);
   }
 
   /** The daemons' own time on ADDs so far (kipam_cni_call_duration_seconds), in seconds. */
@@ -257,37 +520,15 @@ class IpamComparisonBenchmark {
     return sum;
   }
 
-  /** User and system CPU seconds the processes used so far (/proc, 100 ticks a second). */
-  private static double cpuSeconds(List<Long> pids) throws Exception {
-    double ticks = 0;
-    for (long pid : pids) {
-      String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
-      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-    }
-    return ticks / 100;
-  }
-
-  /** Each process's peak resident memory (VmHWM), in MiB. */
-  private static String peakRss(List<Long> pids) throws Exception {
-    List<String> peaks = new ArrayList<>();
-    for (long pid : pids) {
-      Matcher m =
-          Pattern.compile("VmHWM:\\s+(\\d+) kB")
-              .matcher(Files.readString(Path.of("/proc", String.valueOf(pid), "status")));
-      peaks.add(m.find() ? Long.parseLong(m.group(1)) / 1024 + " MiB" : "?");
-    }
-    return "operator "
-        + peaks.get(0)
-        + ", daemons "
-        + String.join(", ", peaks.subList(1, peaks.size()));
-  }
-
-  /** 200 pods over the nodes (bound to them) and three namespaces, created before timing. */
+  /** {@code count} pods over the nodes (bound to them) and three namespaces, made before timing. */
   private static List<Pod> pods(
-      KubernetesClient client, KipamProcesses processes, List<NodeRig> rigs, String round) {
+      KubernetesClient client,
+      KipamProcesses processes,
+      List<NodeRig> rigs,
+      String round,
+      int count) {
     List<Pod> pods = new ArrayList<>();
-    for (int i = 0; i < PODS; i++) {
+    for (int i = 0; i < count; i++) {
       pods.add(
           Cluster.pod(
               client,
@@ -298,170 +539,8 @@ class IpamComparisonBenchmark {
     return pods;
   }
 
-  private record Call(Path executable, Map<String, String> env, String config) {}
-
-  private static Map<String, String> env(String command, String containerId, Pod pod, String node) {
-    Map<String, String> env =
-        CniCall.env(
-            command,
-            containerId,
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
-    env.put("NODENAME", node); // whereabouts' node, for its node-slice mode
-    return env;
-  }
-
-  /** An ADD per pod, {@code concurrency} at once, timed one by one, then their DELs. */
-  private static Phase cni(
-      KubernetesClient client,
-      String system,
-      int concurrency,
-      List<Pod> pods,
-      IntFunction<Call> call)
-      throws Exception {
-    return cni(client, system, concurrency, pods, call, Duration.ZERO);
-  }
-
-  /**
-   * As above, an ADD that fails with code 100 (no address) or 11 (try again later) tried again
-   * every 300 ms for up to {@code retry}, as a runtime retries a sandbox; its latency is the time
-   * until its last answer.
-   */
-  private static Phase cni(
-      KubernetesClient client,
-      String system,
-      int concurrency,
-      List<Pod> pods,
-      IntFunction<Call> call,
-      Duration retry)
-      throws Exception {
-    AtomicInteger retried = new AtomicInteger();
-    Map<String, Double> before = requests(client);
-    List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
-    List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
-    Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
-    long phaseStart = System.nanoTime();
-    double seconds =
-        run(
-            concurrency,
-            pods.size(),
-            i -> {
-              Call c = call.apply(i);
-              long start = System.nanoTime();
-              CniCall.Outcome outcome = CniCall.run(c.executable(), c.env(), c.config());
-              if (outcome.exit() != 0 && retry.compareTo(Duration.ZERO) > 0) {
-                retried.incrementAndGet();
-                while (outcome.exit() != 0
-                    && outcome.stdout().matches("(?s).*\"code\":\\s*(100|11)\\b.*")
-                    && System.nanoTime() - start < retry.toNanos()) {
-                  Thread.sleep(300);
-                  outcome = CniCall.run(c.executable(), c.env(), c.config());
-                }
-              }
-              long end = System.nanoTime();
-              latencies.add((end - start) / 1e6);
-              finishedAt.add((end - phaseStart) / 1e9);
-              if (outcome.exit() != 0) {
-                Matcher m = CODE.matcher(outcome.stdout());
-                String kind = m.find() ? "code " + m.group(1) : "exit " + outcome.exit();
-                if (failures.merge(kind, 1, Integer::sum) == 1) {
-                  System.out.printf(
-                      "%s: first failure with %s: %s%n",
-                      system, kind, outcome.stdout().replaceAll("[^\\x20-\\x7e]", "?"));
-                }
-              }
-            });
-    Map<String, Double> perAllocation = perAllocation(before, requests(client), pods.size());
-    run(
-        concurrency,
-        pods.size(),
-        i -> {
-          Call c = call.apply(i);
-          Map<String, String> del = new java.util.HashMap<>(c.env());
-          del.put("CNI_COMMAND", "DEL");
-          CniCall.run(c.executable(), del, c.config());
-        });
-    return new Phase(
-        system,
-        concurrency,
-        pods.size(),
-        retried.get(),
-        seconds,
-        latencies,
-        finishedAt,
-        failures,
-        perAllocation);
-  }
-
-  /** The floor: one IPAddress created per pod straight against kube-apiserver, then deleted. */
-  private static Phase floor(KubernetesClient client, int concurrency, List<Pod> pods)
-      throws Exception {
-    Map<String, Double> before = requests(client);
-    List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
-    List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
-    Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
-    long phaseStart = System.nanoTime();
-    String pool = "floor-" + concurrency + "-" + pods.get(0).getMetadata().getName();
-    double seconds =
-        run(
-            concurrency,
-            pods.size(),
-            i -> {
-              long start = System.nanoTime();
-              try {
-                client.resource(address(pods.get(i), pool, i)).create();
-              } catch (RuntimeException e) {
-                if (failures.merge(e.getClass().getSimpleName(), 1, Integer::sum) == 1) {
-                  System.out.printf("floor: first failure: %s%n", e.getMessage());
-                }
-              }
-              long end = System.nanoTime();
-              latencies.add((end - start) / 1e6);
-              finishedAt.add((end - phaseStart) / 1e9);
-            });
-    Map<String, Double> perAllocation = perAllocation(before, requests(client), pods.size());
-    for (String namespace :
-        pods.stream().map(p -> p.getMetadata().getNamespace()).distinct().toList()) {
-      client.resources(IPAddress.class).inNamespace(namespace).withLabel("floor", pool).delete();
-    }
-    return new Phase(
-        "floor",
-        concurrency,
-        pods.size(),
-        0,
-        seconds,
-        latencies,
-        finishedAt,
-        failures,
-        perAllocation);
-  }
-
-  private static IPAddress address(Pod pod, String pool, int i) {
-    IPAddress address = new IPAddress();
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(pool + "." + i)
-            .withNamespace(pod.getMetadata().getNamespace())
-            .withLabels(Map.of("floor", pool))
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp("10.218." + (i / 250) + "." + (i % 250 + 1));
-    spec.setPool(pool);
-    spec.setNetwork("floor");
-    spec.setBlock(pool + ".10-218-0-0-16");
-    spec.setNode(pod.getSpec().getNodeName());
-    spec.setPod(new PodReference(pod.getMetadata().getName(), pod.getMetadata().getUid()));
-    spec.setContainerID("floor-" + i);
-    spec.setInterfaceName("eth0");
-    address.setSpec(spec);
-    return address;
-  }
-
   /** Runs {@code task} for 0..count-1 with {@code concurrency} workers; the seconds it took. */
-  private static double run(int concurrency, int count, IntConsumerWithExceptions task)
-      throws Exception {
+  private static double run(int concurrency, int count, IntTask task) throws Exception {
     ExecutorService workers = Executors.newFixedThreadPool(concurrency);
     AtomicInteger next = new AtomicInteger();
     long start = System.nanoTime();
@@ -484,11 +563,11 @@ class IpamComparisonBenchmark {
   }
 
   @FunctionalInterface
-  private interface IntConsumerWithExceptions {
+  private interface IntTask {
     void accept(int i) throws Exception;
   }
 
-  /** kube-apiserver's request counts now, by verb, every group and resource. */
+  /** kube-apiserver's request counts now, by verb, every group and resource, watches excluded. */
   private static Map<String, Double> requests(KubernetesClient client) {
     Map<String, Double> byVerb = new TreeMap<>();
     Matcher m = REQUEST.matcher(client.raw("/metrics"));
@@ -499,19 +578,6 @@ class IpamComparisonBenchmark {
       }
     }
     return byVerb;
-  }
-
-  private static Map<String, Double> perAllocation(
-      Map<String, Double> before, Map<String, Double> after, int allocations) {
-    Map<String, Double> delta = new TreeMap<>();
-    after.forEach(
-        (verb, n) -> {
-          double d = n - before.getOrDefault(verb, 0.0);
-          if (d > 0) {
-            delta.put(verb, d / allocations);
-          }
-        });
-    return delta;
   }
 
   private static void installCrds(KubernetesClient client, Path dir) throws Exception {
@@ -539,79 +605,5 @@ class IpamComparisonBenchmark {
                 "")
             .orFail();
     return Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
-  }
-
-  /** The report: the table, and kipam against the floor and whereabouts. */
-  private static String print(List<Phase> phases) {
-    StringBuilder out = new StringBuilder();
-    java.util.Formatter f = new java.util.Formatter(out);
-    f.format(
-        "%nburst: %d pods over %d nodes (ADDs; DELs afterwards, unmeasured); exact: 62 pods"
-            + " 26/16/12/8 over %d nodes, a pool of 62 addresses, retried up to 60 s%n",
-        PODS, NODES, NODES);
-    f.format(
-        "%-12s %4s %9s %9s %9s %9s %7s %7s  %-28s %s%n",
-        "system",
-        "at",
-        "calls/s",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "retried",
-        "failed",
-        "API requests per allocation",
-        "");
-    for (Phase p : phases) {
-      StringBuilder verbs = new StringBuilder();
-      p.requestsByVerb().forEach((verb, n) -> verbs.append(String.format("%s %.2f ", verb, n)));
-      int failed = p.failures().values().stream().mapToInt(Integer::intValue).sum();
-      f.format(
-          "%-12s %4d %9.1f %9.1f %9.1f %9.1f %7d %7d  %s%s%n",
-          p.system(),
-          p.concurrency(),
-          p.calls() / p.seconds(),
-          percentile(p.latencies(), 50),
-          percentile(p.latencies(), 95),
-          percentile(p.latencies(), 99),
-          p.retried(),
-          failed,
-          verbs,
-          p.failures().isEmpty() ? "" : p.failures().toString());
-    }
-    for (int concurrency : CONCURRENCY) {
-      double kipam = rate(phases, "kipam", concurrency);
-      double wb = rate(phases, "whereabouts", concurrency);
-      double floor = rate(phases, "floor", concurrency);
-      f.format(
-          "at %d: kipam %.0f%% of the floor, %.1fx whereabouts; kipam p99 / whereabouts p99 = %.3f%n",
-          concurrency,
-          100 * kipam / floor,
-          kipam / wb,
-          p99(phases, "kipam", concurrency) / p99(phases, "whereabouts", concurrency));
-    }
-    return out.toString();
-  }
-
-  private static double rate(List<Phase> phases, String system, int concurrency) {
-    return phases.stream()
-        .filter(p -> p.system().equals(system) && p.concurrency() == concurrency)
-        .mapToDouble(p -> p.calls() / p.seconds())
-        .findFirst()
-        .orElse(Double.NaN);
-  }
-
-  private static double p99(List<Phase> phases, String system, int concurrency) {
-    return phases.stream()
-        .filter(p -> p.system().equals(system) && p.concurrency() == concurrency)
-        .mapToDouble(p -> percentile(p.latencies(), 99))
-        .findFirst()
-        .orElse(Double.NaN);
-  }
-
-  private static double percentile(List<Double> values, int p) {
-    List<Double> sorted = new ArrayList<>(values);
-    Collections.sort(sorted);
-    int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
   }
 }

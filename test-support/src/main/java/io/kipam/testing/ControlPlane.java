@@ -15,7 +15,9 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -260,6 +262,15 @@ public final class ControlPlane implements AutoCloseable {
    */
   public void stopApiServer() {
     apiServer.stop();
+  }
+
+  /** The pids of the control plane's running processes by binary name, for CPU accounting. */
+  public Map<String, Long> pids() {
+    Map<String, Long> pids = new LinkedHashMap<>();
+    for (ManagedProcess p : List.of(etcd, apiServer, controllerManager, scheduler)) {
+      p.pid().ifPresent(pid -> pids.put(p.name(), pid));
+    }
+    return pids;
   }
 
   public String apiServerUrl() {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,6 +50,11 @@ final class ManagedProcess {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + name + " (" + command.get(0) + ")", e);
     }
+  }
+
+  /** The running process's pid; empty when it is not running. */
+  synchronized OptionalLong pid() {
+    return isAlive() ? OptionalLong.of(process.pid()) : OptionalLong.empty();
   }
 
   synchronized boolean isAlive() {

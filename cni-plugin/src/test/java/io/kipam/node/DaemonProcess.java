@@ -3,6 +3,7 @@ package io.kipam.node;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -43,6 +44,15 @@ final class DaemonProcess extends JvmProcess<DaemonProcess> {
               .orElseThrow(() -> new IllegalStateException("package the module first"));
       return jar + ":" + deps;
     }
+  }
+
+  /**
+   * The kipam-node image's JVM options (images/node/pom.xml): the client compiler only, which
+   * halves the daemon's CPU per CNI call (docs/benchmarks.md).
+   */
+  @Override
+  List<String> jvmOptions() {
+    return List.of("-XX:TieredStopAtLevel=1");
   }
 
   @Override

@@ -40,6 +40,11 @@ abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
   /** The environment the program gets before the caller's overrides. */
   abstract Map<String, String> environment();
 
+  /** JVM options beyond the heap size, as the component's image runs it. */
+  List<String> jvmOptions() {
+    return List.of();
+  }
+
   @SuppressWarnings("unchecked")
   private T self() {
     return (T) this;
@@ -101,6 +106,7 @@ abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx256m");
+      command.addAll(jvmOptions());
       command.add("-cp");
       command.add(classpath());
       command.add(mainClass());

@@ -63,7 +63,11 @@ class ImageTarballTest {
         .isEqualTo("kipam/kipam-node:" + VERSION);
     assertThat(strings(node.config().at("/config/Entrypoint")))
         .containsExactly(
-            "/opt/java/bin/java", "-cp", "@/app/jib-classpath-file", "io.kipam.node.NodeDaemon");
+            "/opt/java/bin/java",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            "@/app/jib-classpath-file",
+            "io.kipam.node.NodeDaemon");
     assertThat(node.config().at("/config/User").asText()).isEqualTo("0:0");
     assertThat(classpathOf(node)).contains("/app/libs/kipam-cni-plugin-" + VERSION + ".jar");
     assertThat(node.file("/opt/kipam/kipam")).isRegularFile().isExecutable();

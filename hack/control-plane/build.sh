@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl) from Go modules, at the versions pinned in go.mod next to this script, into
+# kubectl) and the real-node tier's kubelet from Go modules, at the versions pinned in go.mod next to this script, into
 # kube-api-test's layout:
 #
 #   ${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/<version>-linux-<arch>/
@@ -10,7 +10,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
 
 fail() {
   echo "build.sh: $*" >&2
@@ -65,7 +65,8 @@ if ! (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$wo
       k8s.io/kubernetes/cmd/kube-apiserver \
       k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler \
-      k8s.io/kubernetes/cmd/kubectl) >"$log" 2>&1; then
+      k8s.io/kubernetes/cmd/kubectl \
+      k8s.io/kubernetes/cmd/kubelet) >"$log" 2>&1; then
   tail -n 40 "$log" >&2
   fail "building the control plane failed (output above). Check that the Go module proxy is
   reachable (go env GOPROXY) and that Go is 1.26 or newer (go version), then rerun. The versions

@@ -63,6 +63,10 @@ public final class ControlPlane implements AutoCloseable {
   private final int controllerManagerPort;
   private final int schedulerPort;
   private final int etcdClientPort;
+  private final String netns;
+  private final String address;
+  private final ManagedProcess bridgeFarSide;
+  private NamespaceBridge bridge;
   private KubernetesClient client;
 
   /**
@@ -119,12 +123,34 @@ public final class ControlPlane implements AutoCloseable {
     return false;
   }
 
+  /**
+   * A control plane of the caller's own whose processes run inside the network namespace {@code
+   * netns} (with {@code nsenter --net}: {@code ip netns exec} would also mount a fresh /sys and
+   * hide the cgroup mounts kubelet needs), for a real node in that namespace: kube-apiserver
+   * listens on all of the namespace's addresses and advertises {@code address}, and the components
+   * reach it there. This JVM reaches every component at the same ports of its own 127.0.0.1 through
+   * a {@link NamespaceBridge}; the API server's certificate is valid for {@code localhost}, not
+   * 127.0.0.1, so {@link #apiServerUrl()} names {@code localhost}. Needs root.
+   */
+  public static ControlPlane inNetworkNamespace(String netns, String address) {
+    ControlPlane started =
+        new ControlPlane(ControlPlaneBinaries.directory(), CONTROLLERS, netns, address);
+    started.start();
+    return started;
+  }
+
   ControlPlane(Path binaries) {
     this(binaries, CONTROLLERS);
   }
 
   private ControlPlane(Path binaries, List<String> controllers) {
+    this(binaries, controllers, null, "127.0.0.1");
+  }
+
+  private ControlPlane(Path binaries, List<String> controllers, String netns, String address) {
     this.binaries = binaries;
+    this.netns = netns;
+    this.address = address;
     try {
       this.workDir = Files.createTempDirectory("kipam-control-plane-");
     } catch (IOException e) {
@@ -158,8 +184,8 @@ public final class ControlPlane implements AutoCloseable {
             "kube-apiserver",
             List.of(
                 "--etcd-servers=" + etcdUrl,
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
+                "--bind-address=" + (netns == null ? "127.0.0.1" : "0.0.0.0"),
+                "--advertise-address=" + address,
                 "--secure-port=" + apiServerPort,
                 "--cert-dir=" + files.pkiDir(),
                 "--token-auth-file=" + files.tokenFile(),
@@ -195,6 +221,21 @@ public final class ControlPlane implements AutoCloseable {
                 "--secure-port=" + schedulerPort,
                 "--leader-elect=false",
                 "--profiling=false"));
+    this.bridgeFarSide =
+        netns == null
+            ? null
+            : inNamespace(
+                "namespace-bridge",
+                List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp",
+                    codeSource(),
+                    NamespaceBridge.class.getName(),
+                    workDir.toString(),
+                    String.valueOf(etcdClientPort),
+                    String.valueOf(apiServerPort),
+                    String.valueOf(controllerManagerPort),
+                    String.valueOf(schedulerPort)));
     log.debug("control plane work directory {}, API server {}", workDir, server);
   }
 
@@ -202,7 +243,31 @@ public final class ControlPlane implements AutoCloseable {
     List<String> command = new ArrayList<>();
     command.add(binaries.resolve(binary).toString());
     command.addAll(args);
-    return new ManagedProcess(binary, command, workDir.resolve("logs").resolve(binary + ".log"));
+    return inNamespace(binary, command);
+  }
+
+  private ManagedProcess inNamespace(String name, List<String> command) {
+    List<String> full = new ArrayList<>();
+    if (netns != null) {
+      full.addAll(List.of("nsenter", "--net=/run/netns/" + netns));
+    }
+    full.addAll(command);
+    return new ManagedProcess(name, full, workDir.resolve("logs").resolve(name + ".log"));
+  }
+
+  private static String codeSource() {
+    try {
+      return Path.of(
+              NamespaceBridge.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+          .toString();
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException("cannot locate the classes of " + NamespaceBridge.class, e);
+    }
+  }
+
+  /** The API server's URL for processes inside the control plane's network namespace. */
+  public String apiServerUrlInNamespace() {
+    return "https://" + (netns == null ? "127.0.0.1" : address) + ":" + apiServerPort;
   }
 
   void start() {
@@ -210,9 +275,19 @@ public final class ControlPlane implements AutoCloseable {
     files.writeKeysAndTokens();
     files.writeKubeconfig(ControlPlaneFiles.ADMIN_USER, files.adminToken, apiServerUrl());
     files.writeKubeconfig(
-        ControlPlaneFiles.CONTROLLER_MANAGER_USER, files.controllerManagerToken, apiServerUrl());
-    files.writeKubeconfig(ControlPlaneFiles.SCHEDULER_USER, files.schedulerToken, apiServerUrl());
+        ControlPlaneFiles.CONTROLLER_MANAGER_USER,
+        files.controllerManagerToken,
+        apiServerUrlInNamespace());
+    files.writeKubeconfig(
+        ControlPlaneFiles.SCHEDULER_USER, files.schedulerToken, apiServerUrlInNamespace());
     try {
+      if (bridgeFarSide != null) {
+        bridgeFarSide.start();
+        bridge =
+            NamespaceBridge.near(
+                workDir,
+                List.of(etcdClientPort, apiServerPort, controllerManagerPort, schedulerPort));
+      }
       etcd.start();
       Probe.awaitOk(
           etcd, URI.create("http://127.0.0.1:" + etcdClientPort + "/health"), null, START_TIMEOUT);
@@ -274,7 +349,19 @@ public final class ControlPlane implements AutoCloseable {
   }
 
   public String apiServerUrl() {
-    return "https://127.0.0.1:" + apiServerPort;
+    return "https://" + (netns == null ? "127.0.0.1" : "localhost") + ":" + apiServerPort;
+  }
+
+  /**
+   * A kubeconfig file for the cluster administrator for processes inside the control plane's
+   * network namespace (a kubelet there, say).
+   */
+  public Path adminKubeconfigInNamespace() {
+    return files.writeKubeconfig(
+        workDir.resolve("kubeconfig-admin-in-namespace"),
+        ControlPlaneFiles.ADMIN_USER,
+        files.adminToken,
+        apiServerUrlInNamespace());
   }
 
   /** The API server's port on 127.0.0.1, e.g. for a {@link FaultProxy} in front of it. */
@@ -385,6 +472,12 @@ public final class ControlPlane implements AutoCloseable {
     }
     for (ManagedProcess p : List.of(scheduler, controllerManager, apiServer, etcd)) {
       p.stop();
+    }
+    if (bridge != null) {
+      bridge.close();
+    }
+    if (bridgeFarSide != null) {
+      bridgeFarSide.stop();
     }
     deleteRecursively(workDir);
   }

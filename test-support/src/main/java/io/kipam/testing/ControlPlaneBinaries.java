@@ -28,7 +28,16 @@ public final class ControlPlaneBinaries {
    * The directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl.
    */
   public static Path directory() {
-    Path script = repositoryRoot().resolve(BUILD_SCRIPT);
+    return buildOutput(BUILD_SCRIPT, "control-plane");
+  }
+
+  /**
+   * Runs a build script of the checkout ({@code hack/...}) that prints the directory of what it
+   * built (or reused) as its last line, passing its progress through with {@code label}, and
+   * returns that directory.
+   */
+  static Path buildOutput(String scriptPath, String label) {
+    Path script = repositoryRoot().resolve(scriptPath);
     List<String> stdout = new ArrayList<>();
     int exit;
     try {
@@ -36,7 +45,7 @@ public final class ControlPlaneBinaries {
           new ProcessBuilder("bash", script.toString())
               .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
               .start();
-      Thread progress = pipe(build, "control-plane");
+      Thread progress = pipe(build, label);
       try (BufferedReader out =
           new BufferedReader(
               new InputStreamReader(build.getInputStream(), StandardCharsets.UTF_8))) {
@@ -48,11 +57,11 @@ public final class ControlPlaneBinaries {
       throw new UncheckedIOException("cannot run " + script, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while building the control plane", e);
+      throw new IllegalStateException("interrupted while running " + scriptPath, e);
     }
     if (exit != 0 || stdout.isEmpty()) {
       throw new IllegalStateException(
-          BUILD_SCRIPT + " failed (exit " + exit + "); its message is in the output above");
+          scriptPath + " failed (exit " + exit + "); its message is in the output above");
     }
     return Path.of(stdout.get(stdout.size() - 1));
   }

@@ -1,0 +1,3 @@
+module kipam.io/hack/node-images/pause
+
+go 1.21

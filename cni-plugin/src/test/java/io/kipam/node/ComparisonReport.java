@@ -114,6 +114,19 @@ final class ComparisonReport {
       }
       out.append('\n');
     }
+    for (int at : burstConcurrency) {
+      f.format("CPU per allocation in the burst at %d (all processes, ms):", at);
+      for (String system : List.of("kipam", "wb-slices", "floor")) {
+        Phase p = find("burst", system, at);
+        f.format(
+            " %s %.1f on %.2f busy cores (%s);",
+            system,
+            p.cpu().seconds().values().stream().mapToDouble(d -> d).sum() * 1000 / p.calls(),
+            p.cpu().busyCores(),
+            perCall(p));
+      }
+      out.append('\n');
+    }
     notes.forEach(n -> out.append(n).append('\n'));
     out.append(targets(burstConcurrency));
     out.append("\nCPU by phase (caller = the benchmark's JVM and the executables it ran):\n");
@@ -188,6 +201,22 @@ final class ComparisonReport {
         "zero failed ADDs in the exact budget",
         exact.failed() + " of " + exact.calls() + " failed",
         exact.failed() == 0);
+    return out.toString();
+  }
+
+  /** The process groups that used at least 0.5 ms per call, in ms per call. */
+  private static String perCall(Phase p) {
+    StringBuilder out = new StringBuilder();
+    p.cpu()
+        .seconds()
+        .forEach(
+            (group, seconds) -> {
+              double ms = seconds * 1000 / p.calls();
+              if (ms >= 0.5) {
+                out.append(out.length() == 0 ? "" : ", ")
+                    .append(String.format("%s %.1f", group, ms));
+              }
+            });
     return out.toString();
   }
 

@@ -121,10 +121,12 @@ class IpamComparisonBenchmark {
       ComparedIpam slices = whereabouts("wb-slices", whereabouts, sliceConfig);
       ComparedIpam floor = new ComparedIpam.Floor(client, List.of("4"));
 
-      // A warm-up round of each, unmeasured: kipam's JVMs compile their hot paths, whereabouts'
-      // pool and lease objects exist, kube-apiserver has seen every kind of request.
+      // Warm-up rounds, unmeasured: kipam's JVMs compile their hot paths (five rounds, 250 ADDs
+      // and DELs per daemon: a node's daemon runs for days, and measured cold each of the four
+      // would spend most of its CPU compiling), whereabouts' pool and lease objects exist,
+      // kube-apiserver has seen every kind of request.
       List<Pod> warmUp = pods(client, processes, rigs, "w", PODS);
-      for (ComparedIpam ipam : List.of(kipam, kipam, wb, slices, floor)) {
+      for (ComparedIpam ipam : List.of(kipam, kipam, kipam, kipam, kipam, wb, slices, floor)) {
         warm.burst("warm-up", ipam, 8, warmUp, Duration.ZERO);
       }
 

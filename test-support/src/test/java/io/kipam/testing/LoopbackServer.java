@@ -25,7 +25,7 @@ final class LoopbackServer implements AutoCloseable {
   /** Lines the line server received, in order. */
   final BlockingQueue<String> received = new LinkedBlockingQueue<>();
 
-  /** {@link System#nanoTime()} right after each answer of the line server was written. */
+  /** {@link System#nanoTime()} just before each answer of the line server was written. */
   final BlockingQueue<Long> answeredAt = new LinkedBlockingQueue<>();
 
   final AtomicInteger accepted = new AtomicInteger();
@@ -77,9 +77,13 @@ final class LoopbackServer implements AutoCloseable {
     OutputStream out = socket.getOutputStream();
     for (String line; (line = in.readLine()) != null; ) {
       received.add(line);
+      // Timed before the write, published after it: a proxy can read the answer before this
+      // thread runs again, so a time taken after the write could be later than the proxy's
+      // receipt and make a delayed answer look early.
+      long answering = System.nanoTime();
       out.write(("re: " + line + "\n").getBytes(StandardCharsets.UTF_8));
       out.flush();
-      answeredAt.add(System.nanoTime());
+      answeredAt.add(answering);
     }
   }
 

@@ -241,11 +241,6 @@ class NodeLeastPrivilegeIT {
   }
 
   /**
-   * A daemon with node A's token that says it runs on node B (a misconfigured or compromised
-   * daemon) is refused every block claim by the admission policy: its ADD fails with the policy's
-   * message, and no IPBlock or IPAddress names B.
-   */
-  /**
    * Two more nodes whose daemons claim every slot Exclusive, a /27 in two /28 slots, one slot each;
    * the first node then needs more addresses than its slot holds: kipam-operator asks the other
    * slot to become Shared, its holder sub-claims the address it holds and writes the mode, and the
@@ -312,6 +307,11 @@ class NodeLeastPrivilegeIT {
     assertNoRefusalLogged(both);
   }
 
+  /**
+   * A daemon with node A's token that says it runs on node B (a misconfigured or compromised
+   * daemon) is refused every block claim by the admission policy: its ADD fails with the policy's
+   * message, and no IPBlock or IPAddress names B.
+   */
   @Test
   @Order(4)
   void aDaemonClaimingAnotherNodeGetsNoAddress() throws Exception {

@@ -95,6 +95,7 @@ public final class NodeDaemon implements AutoCloseable {
     PrometheusRegistry registry = new PrometheusRegistry();
     CniService service = new CniService(watch, ledger, allocator, this::ready, settings.gcGrace());
     server = new NodeServer(settings.socket(), measured(service, registry), this::ready, registry);
+    settings.probeAddress().ifPresent(server::probesOn);
     server.start();
     background = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-settle"));
     // Uncertain writes are settled by a fresh read once any write still in flight has landed.

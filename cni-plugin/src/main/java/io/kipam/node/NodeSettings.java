@@ -1,5 +1,6 @@
 package io.kipam.node;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +33,9 @@ import java.util.Optional;
  *   <li>{@code KIPAM_SHARED_SLOTS}: {@code true} lets the daemon claim a slot Shared from birth
  *       when its pool has fewer unclaimed slots than {@code status.nodes} (docs/shared-slots.md);
  *       default {@code false}. Sub-claims in Shared slots other daemons made are used either way.
+ *   <li>{@code KIPAM_PROBE_ADDRESS}: {@code host:port} (an IPv6 host in brackets) on which {@code
+ *       /healthz}, {@code /readyz} and {@code /metrics} are served over TCP as well, for kubelet's
+ *       probes and Prometheus; never CNI calls, which stay on the root-only socket. Default: none.
  * </ul>
  */
 public record NodeSettings(
@@ -45,7 +49,8 @@ public record NodeSettings(
     int apiBurst,
     Duration blockStatusPeriod,
     Duration releaseAbandonAfter,
-    boolean sharedSlots) {
+    boolean sharedSlots,
+    Optional<InetSocketAddress> probeAddress) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -69,6 +74,10 @@ public record NodeSettings(
     if (!shared.equals("true") && !shared.equals("false")) {
       problems.add("KIPAM_SHARED_SLOTS must be true or false, not " + shared);
     }
+    Optional<InetSocketAddress> probes =
+        Optional.ofNullable(env.get("KIPAM_PROBE_ADDRESS"))
+            .filter(a -> !a.isBlank())
+            .flatMap(a -> probeAddress(a, problems));
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -83,7 +92,31 @@ public record NodeSettings(
         burst,
         blockStatus,
         abandon,
-        shared.equals("true"));
+        shared.equals("true"),
+        probes);
+  }
+
+  /** {@code host:port}, the host a name or an address, an IPv6 one in brackets. */
+  private static Optional<InetSocketAddress> probeAddress(String text, List<String> problems) {
+    int colon = text.lastIndexOf(':');
+    String host = colon > 0 ? text.substring(0, colon) : "";
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    int port = -1;
+    try {
+      port = colon > 0 ? Integer.parseInt(text.substring(colon + 1)) : -1;
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    if (host.isEmpty() || host.contains("[") || host.contains("]") || port < 1 || port > 65535) {
+      problems.add(
+          "KIPAM_PROBE_ADDRESS must be host:port with a port from 1 to 65535 (e.g."
+              + " 127.0.0.1:9880 or [::1]:9880), not "
+              + text);
+      return Optional.empty();
+    }
+    return Optional.of(InetSocketAddress.createUnresolved(host, port));
   }
 
   private static Duration seconds(

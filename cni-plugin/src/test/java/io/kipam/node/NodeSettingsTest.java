@@ -47,4 +47,36 @@ class NodeSettingsTest {
                     Map.of("NODE_NAME", "n1", "KIPAM_SHARED_SLOTS", "yes")))
         .hasMessageContaining("KIPAM_SHARED_SLOTS must be true or false, not yes");
   }
+
+  @Test
+  void probesAreServedOverTcpOnlyWhereAnAddressIsGiven() {
+    assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).probeAddress()).isEmpty();
+    assertThat(
+            NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_PROBE_ADDRESS", "127.0.0.1:9880"))
+                .probeAddress())
+        .hasValueSatisfying(
+            a -> {
+              assertThat(a.getHostString()).isEqualTo("127.0.0.1");
+              assertThat(a.getPort()).isEqualTo(9880);
+            });
+    assertThat(
+            NodeSettings.fromEnvironment(
+                    Map.of("NODE_NAME", "n1", "KIPAM_PROBE_ADDRESS", "[::1]:9880"))
+                .probeAddress())
+        .hasValueSatisfying(a -> assertThat(a.getHostString()).isEqualTo("::1"));
+  }
+
+  @Test
+  void aProbeAddressWithoutAHostOrAValidPortIsRefusedNamingTheVariable() {
+    for (String bad : new String[] {"9880", ":9880", "localhost", "host:0", "host:65536", "h:x"}) {
+      assertThatThrownBy(
+              () ->
+                  NodeSettings.fromEnvironment(
+                      Map.of("NODE_NAME", "n1", "KIPAM_PROBE_ADDRESS", bad)))
+          .as(bad)
+          .hasMessageContaining("KIPAM_PROBE_ADDRESS must be host:port")
+          .hasMessageContaining("not " + bad);
+    }
+  }
 }

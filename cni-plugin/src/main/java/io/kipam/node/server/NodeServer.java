@@ -6,6 +6,7 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +28,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -125,6 +127,31 @@ public final class NodeServer implements AutoCloseable {
     return pool;
   }
 
+  /**
+   * Serves {@code /healthz}, {@code /readyz} and {@code /metrics} on {@code address} over TCP as
+   * well, for kubelet's probes and Prometheus. CNI calls are refused there: only root may make
+   * them, through the socket. Call before {@link #start}; port 0 picks a free port ({@link
+   * #probePort}).
+   */
+  public NodeServer probesOn(InetSocketAddress address) {
+    ServerConnector tcp = new ServerConnector(server);
+    tcp.setHost(address.getHostString());
+    tcp.setPort(address.getPort());
+    tcp.setIdleTimeout(DEFAULT_IDLE_TIMEOUT.toMillis());
+    server.addConnector(tcp);
+    return this;
+  }
+
+  /** The TCP port of {@link #probesOn}, once started; -1 without one. */
+  public int probePort() {
+    for (var connector : server.getConnectors()) {
+      if (connector instanceof ServerConnector tcp) {
+        return tcp.getLocalPort();
+      }
+    }
+    return -1;
+  }
+
   public void start() throws Exception {
     Files.createDirectories(socket.getParent());
     // A socket left by a daemon that died is in the way; the node lock guarantees it is not live.
@@ -132,6 +159,9 @@ public final class NodeServer implements AutoCloseable {
     server.start();
     Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
     log.info("serving CNI calls on {}", socket);
+    if (probePort() > 0) {
+      log.info("serving /healthz, /readyz and /metrics on TCP port {} as well", probePort());
+    }
   }
 
   @Override
@@ -159,7 +189,13 @@ public final class NodeServer implements AutoCloseable {
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
       String path = Request.getPathInContext(request);
       switch (path) {
-        case "/v1/cni" -> cni(request, response, callback);
+        case "/v1/cni" -> {
+          if (request.getConnectionMetaData().getConnector() instanceof ServerConnector) {
+            text(response, callback, 404, "CNI calls are served on the unix socket only\n");
+          } else {
+            cni(request, response, callback);
+          }
+        }
         case "/healthz" -> text(response, callback, 200, "ok\n");
         case "/readyz" -> {
           boolean ok = ready.getAsBoolean();

@@ -6,8 +6,13 @@ import static org.awaitility.Awaitility.await;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
+import java.net.URI;
 import java.net.UnixDomainSocketAddress;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -305,5 +310,34 @@ class NodeServerTest {
           }
         },
         threads);
+  }
+
+  @Test
+  void probesAndMetricsAreServedOverTcpButCniCallsAreNot() throws Exception {
+    socket = dir.resolve("kipam.sock");
+    server =
+        new NodeServer(socket, endpoint, () -> false, new PrometheusRegistry(), LONG_IDLE)
+            .probesOn(new InetSocketAddress("127.0.0.1", 0));
+    server.start();
+    HttpClient http = HttpClient.newHttpClient();
+    String base = "http://127.0.0.1:" + server.probePort();
+
+    assertThat(get(http, base + "/healthz").statusCode()).isEqualTo(200);
+    assertThat(get(http, base + "/readyz").statusCode()).isEqualTo(503);
+    assertThat(get(http, base + "/metrics").statusCode()).isEqualTo(200);
+    HttpResponse<String> cni =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/v1/cni"))
+                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(cni.statusCode()).isEqualTo(404);
+    assertThat(cni.body()).contains("unix socket only");
+    assertThat(cniCalls).hasValue(0);
+  }
+
+  private static HttpResponse<String> get(HttpClient http, String url) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -1,0 +1,267 @@
+package io.kipam.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.testing.RealNode;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * kipam on a real node (kubelet, containerd, runc), installed from {@code config/default} and the
+ * images this build made, serving real pods: every pod's address is the one its IPAddress records,
+ * and addresses come back on scale-down and through the garbage collector. Fails, never skips, when
+ * the node cannot start. The pool's CIDR is data: nothing is sent outside the node's network
+ * namespace.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RealNodeKipamE2E {
+
+  static final String POOL = "real-node-pods";
+  static final List<String> NAMESPACES = List.of("team-a", "team-b", "team-c");
+  private static final Duration PODS_TIMEOUT = Duration.ofMinutes(4);
+
+  private static long begin;
+  private static RealNode node;
+  private static KipamOnRealNode kipam;
+  private static KubernetesClient client;
+
+  @BeforeAll
+  static void installKipam() {
+    begin = System.nanoTime();
+    node = RealNode.start();
+    client = node.client();
+    long installing = System.nanoTime();
+    kipam = KipamOnRealNode.install(node, "real-node-pods", List.of(POOL));
+    kipam.awaitReady();
+    System.out.printf(
+        "kipam-operator and kipam-node Ready %.1f s after kubectl apply -k began%n",
+        seconds(installing));
+    client.resource(pool()).create();
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .untilAsserted(() -> assertThat(nodeCapacity()).isGreaterThanOrEqualTo(30));
+    for (String ns : NAMESPACES) {
+      client
+          .namespaces()
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
+    }
+  }
+
+  @AfterAll
+  static void stopNode() {
+    if (kipam != null) {
+      // The workloads go first, while kipam-node still answers their CNI DEL.
+      try {
+        for (String ns : NAMESPACES) {
+          client.apps().deployments().inNamespace(ns).delete();
+          client.pods().inNamespace(ns).delete();
+        }
+        await().atMost(Duration.ofMinutes(1)).until(() -> workloadPods().isEmpty());
+      } catch (RuntimeException e) {
+        System.out.printf("the test's pods did not all go before teardown: %s%n", e);
+      }
+    }
+    if (node != null) {
+      node.close();
+    }
+    if (kipam != null) {
+      kipam.close();
+    }
+    System.out.printf("real-node tier: %.1f s in all%n", seconds(begin));
+  }
+
+  /**
+   * The pool: a /26 with two ranges excluded, so its capacity (38) is small enough for the
+   * scheduler's count of {@code kipam.io/ip} to matter; no reuse delay, so a freed address serves
+   * the next pod at once.
+   */
+  static IPPool pool() {
+    IPPool pool = new IPPool();
+    pool.setSpec(new IPPoolSpec());
+    pool.getMetadata().setName(POOL);
+    pool.getSpec().setCidr("10.250.0.0/26");
+    pool.getSpec().setBlockSize(28);
+    pool.getSpec().setGateway("10.250.0.1");
+    pool.getSpec().setExclude(List.of("10.250.0.32/29", "10.250.0.48/28"));
+    pool.getSpec().setReuseDelaySeconds(0);
+    return pool;
+  }
+
+  @Test
+  @Order(1)
+  void thirtyPodsGetTheAddressesTheirIpAddressesRecordAndGiveThemBack() {
+    long scaleUp = System.nanoTime();
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).resource(workload(ns, "web", 10)).create();
+    }
+    awaitRunning(30);
+    System.out.printf("30 pods Running %.1f s after scale-up%n", seconds(scaleUp));
+
+    List<Pod> pods = workloadPods();
+    Map<String, IPAddress> byOwner = addressesByOwner();
+    assertThat(byOwner).hasSize(30);
+    for (Pod pod : pods) {
+      IPAddress address = byOwner.get(pod.getMetadata().getUid());
+      assertThat(address).as("IPAddress owned by %s", pod.getMetadata().getName()).isNotNull();
+      assertThat(address.getMetadata().getNamespace()).isEqualTo(pod.getMetadata().getNamespace());
+      assertThat(pod.getStatus().getPodIP()).isEqualTo(address.getSpec().getIp());
+    }
+    assertThat(pods.stream().map(p -> p.getStatus().getPodIP()).distinct()).hasSize(30);
+    String listed = node.controlPlane().kubectl("get", "ipaddresses.kipam.io", "-A");
+    System.out.print(listed);
+    for (Pod pod : pods) {
+      assertThat(listed).contains(pod.getStatus().getPodIP());
+    }
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .untilAsserted(() -> assertThat(poolStatus().getAllocated()).isEqualTo(30));
+
+    long scaleDown = System.nanoTime();
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(0);
+    }
+    awaitAddressesReturned();
+    System.out.printf(
+        "scaled to 0: every address returned %.1f s after scale-down%n", seconds(scaleDown));
+
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(4);
+    }
+    awaitRunning(12);
+    // The Deployments go to 0 first, so no replacement pod takes the forcibly deleted ones' place.
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(0);
+      node.controlPlane()
+          .kubectl("delete", "pods", "-n", ns, "-l", "app=web", "--grace-period=0", "--force");
+    }
+    long forced = System.nanoTime();
+    awaitAddressesReturned();
+    System.out.printf(
+        "12 pods deleted by force: every address returned %.1f s later%n", seconds(forced));
+  }
+
+  private static void awaitAddressesReturned() {
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .untilAsserted(
+            () -> {
+              assertThat(client.resources(IPAddress.class).inAnyNamespace().list().getItems())
+                  .isEmpty();
+              assertThat(poolStatus().getAllocated()).isZero();
+            });
+  }
+
+  static Deployment workload(String namespace, String name, int replicas) {
+    return new DeploymentBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(namespace)
+        .endMetadata()
+        .withNewSpec()
+        .withReplicas(replicas)
+        .withNewSelector()
+        .addToMatchLabels("app", name)
+        .endSelector()
+        .withNewTemplate()
+        .withNewMetadata()
+        .addToLabels("app", name)
+        .endMetadata()
+        .withNewSpec()
+        .withTerminationGracePeriodSeconds(2L)
+        .addNewContainer()
+        .withName("workload")
+        .withImage("kipam.io/workload:1")
+        .withImagePullPolicy("Never")
+        .withNewResources()
+        .addToRequests("kipam.io/ip", new Quantity("1"))
+        .addToLimits("kipam.io/ip", new Quantity("1"))
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .endTemplate()
+        .endSpec()
+        .build();
+  }
+
+  /** Pods of the test's namespaces (kipam's own are on the host network). */
+  static List<Pod> workloadPods() {
+    return NAMESPACES.stream()
+        .flatMap(ns -> client.pods().inNamespace(ns).list().getItems().stream())
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .toList();
+  }
+
+  static void awaitRunning(int count) {
+    await()
+        .atMost(PODS_TIMEOUT)
+        .pollInterval(Duration.ofMillis(250))
+        .untilAsserted(
+            () -> {
+              List<Pod> pods = workloadPods();
+              assertThat(pods).hasSize(count);
+              assertThat(pods)
+                  .allSatisfy(
+                      p -> {
+                        assertThat(p.getStatus().getPhase()).isEqualTo("Running");
+                        assertThat(p.getStatus().getPodIP()).startsWith("10.250.0.");
+                      });
+            });
+  }
+
+  /** Every IPAddress by the UID of the Pod that owns it. */
+  static Map<String, IPAddress> addressesByOwner() {
+    Map<String, IPAddress> byOwner = new HashMap<>();
+    for (IPAddress address : client.resources(IPAddress.class).inAnyNamespace().list().getItems()) {
+      for (OwnerReference owner : address.getMetadata().getOwnerReferences()) {
+        if ("Pod".equals(owner.getKind())) {
+          IPAddress previous = byOwner.put(owner.getUid(), address);
+          assertThat(previous).as("a second IPAddress owned by pod %s", owner.getName()).isNull();
+        }
+      }
+    }
+    return byOwner;
+  }
+
+  static io.kipam.api.v1alpha1.IPPoolStatus poolStatus() {
+    IPPool pool = client.resources(IPPool.class).withName(POOL).get();
+    assertThat(pool.getStatus()).isNotNull();
+    return pool.getStatus();
+  }
+
+  /** What the operator publishes as {@code kipam.io/ip} on the node: the scheduler's count. */
+  static long nodeCapacity() {
+    Quantity q =
+        client
+            .nodes()
+            .withName(RealNode.NODE_NAME)
+            .get()
+            .getStatus()
+            .getAllocatable()
+            .get("kipam.io/ip");
+    return q == null ? 0 : q.getNumericalAmount().longValue();
+  }
+
+  static double seconds(long since) {
+    return (System.nanoTime() - since) / 1e9;
+  }
+}

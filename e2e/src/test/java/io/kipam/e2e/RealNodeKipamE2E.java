@@ -14,6 +14,8 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.testing.RealNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -28,9 +30,11 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * kipam on a real node (kubelet, containerd, runc), installed from {@code config/default} and the
  * images this build made, serving real pods: every pod's address is the one its IPAddress records,
- * and addresses come back on scale-down and through the garbage collector. Fails, never skips, when
- * the node cannot start. The pool's CIDR is data: nothing is sent outside the node's network
- * namespace.
+ * and addresses come back on scale-down and through the garbage collector; a static pod's address
+ * is owned by its mirror pod; a pod requesting {@code kipam.io/ip} beyond the node's addresses
+ * waits until one frees up; pods created while kipam-node restarts each get one address. Fails,
+ * never skips, when the node cannot start. The pool's CIDR is data: nothing is sent outside the
+ * node's network namespace.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealNodeKipamE2E {
@@ -158,6 +162,173 @@ class RealNodeKipamE2E {
     awaitAddressesReturned();
     System.out.printf(
         "12 pods deleted by force: every address returned %.1f s later%n", seconds(forced));
+  }
+
+  @Test
+  @Order(2)
+  void staticPodKeepsAnAddressOwnedByItsMirrorPod() throws Exception {
+    Path manifest = node.staticPodDir().resolve("static-web.yaml");
+    Files.writeString(
+        manifest,
+        """
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: static-web
+          namespace: default
+        spec:
+          terminationGracePeriodSeconds: 2
+          containers:
+            - name: workload
+              image: kipam.io/workload:1
+              imagePullPolicy: Never
+        """);
+    String mirrorName = "static-web-" + RealNode.NODE_NAME;
+    await()
+        .atMost(PODS_TIMEOUT)
+        .untilAsserted(
+            () -> {
+              Pod mirror = client.pods().inNamespace("default").withName(mirrorName).get();
+              assertThat(mirror).isNotNull();
+              assertThat(mirror.getStatus().getPhase()).isEqualTo("Running");
+              assertThat(mirror.getStatus().getPodIP()).startsWith("10.250.0.");
+            });
+    Pod mirror = client.pods().inNamespace("default").withName(mirrorName).get();
+    IPAddress address = addressesByOwner().get(mirror.getMetadata().getUid());
+    assertThat(address).as("IPAddress owned by the mirror pod").isNotNull();
+    assertThat(address.getSpec().getIp()).isEqualTo(mirror.getStatus().getPodIP());
+    System.out.printf(
+        "static pod %s: %s, IPAddress %s owned by its mirror pod%n",
+        mirrorName, mirror.getStatus().getPodIP(), address.getMetadata().getName());
+
+    // Kept: the garbage collector sees a live owner, and kubelet's syncs do not re-run ADD.
+    await()
+        .during(Duration.ofSeconds(15))
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              IPAddress now =
+                  client
+                      .resources(IPAddress.class)
+                      .inNamespace("default")
+                      .withName(address.getMetadata().getName())
+                      .get();
+              assertThat(now).isNotNull();
+              assertThat(now.getMetadata().getUid()).isEqualTo(address.getMetadata().getUid());
+              Pod current = client.pods().inNamespace("default").withName(mirrorName).get();
+              assertThat(current.getStatus().getPodIP()).isEqualTo(address.getSpec().getIp());
+            });
+
+    Files.delete(manifest);
+    awaitAddressesReturned();
+  }
+
+  @Test
+  @Order(3)
+  void aPodBeyondTheNodesAddressesWaitsUntilOneFreesUp() {
+    long capacity = nodeCapacity();
+    System.out.printf("kipam.io/ip on the node: %d%n", capacity);
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(10);
+    }
+    int rest = (int) capacity - 30;
+    client
+        .apps()
+        .deployments()
+        .inNamespace("team-c")
+        .resource(workload("team-c", "fill", rest))
+        .create();
+    awaitRunning((int) capacity);
+
+    client
+        .apps()
+        .deployments()
+        .inNamespace("team-c")
+        .resource(workload("team-c", "one-too-many", 1))
+        .create();
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .untilAsserted(
+            () -> {
+              Pod waiting = podOf("team-c", "one-too-many");
+              assertThat(waiting.getStatus().getPhase()).isEqualTo("Pending");
+              assertThat(waiting.getStatus().getConditions())
+                  .anySatisfy(
+                      c -> {
+                        assertThat(c.getType()).isEqualTo("PodScheduled");
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getMessage()).contains("Insufficient kipam.io/ip");
+                      });
+            });
+    System.out.printf(
+        "pod %d Pending: %s%n",
+        capacity + 1,
+        podOf("team-c", "one-too-many").getStatus().getConditions().stream()
+            .filter(c -> "PodScheduled".equals(c.getType()))
+            .findFirst()
+            .orElseThrow()
+            .getMessage());
+
+    long freed = System.nanoTime();
+    client.apps().deployments().inNamespace("team-a").withName("web").scale(9);
+    awaitRunning((int) capacity);
+    Pod started = podOf("team-c", "one-too-many");
+    assertThat(started.getStatus().getPodIP()).startsWith("10.250.0.");
+    System.out.printf(
+        "it Running with %s %.1f s after a pod was scaled away%n",
+        started.getStatus().getPodIP(), seconds(freed));
+
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(0);
+    }
+    client.apps().deployments().inNamespace("team-c").withName("fill").delete();
+    client.apps().deployments().inNamespace("team-c").withName("one-too-many").delete();
+    awaitAddressesReturned();
+  }
+
+  @Test
+  @Order(4)
+  void restartingKipamNodeWhilePodsAreCreatedGivesEveryPodOneAddress() {
+    Pod daemon = kipam.nodeDaemonPod();
+    long scaleUp = System.nanoTime();
+    for (String ns : NAMESPACES) {
+      client.apps().deployments().inNamespace(ns).withName("web").scale(10);
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> !workloadPods().isEmpty());
+    client.pods().resource(daemon).delete();
+    System.out.printf(
+        "kipam-node pod %s deleted %.1f s after scale-up%n",
+        daemon.getMetadata().getName(), seconds(scaleUp));
+    awaitRunning(30);
+    kipam.awaitReady();
+    assertThat(kipam.nodeDaemonPod().getMetadata().getUid())
+        .isNotEqualTo(daemon.getMetadata().getUid());
+    System.out.printf("30 pods Running %.1f s after scale-up%n", seconds(scaleUp));
+
+    List<Pod> pods = workloadPods();
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .untilAsserted(
+            () -> {
+              Map<String, IPAddress> byOwner = addressesByOwner();
+              assertThat(byOwner).hasSize(30);
+              // No address held for a sandbox the restart left behind.
+              assertThat(client.resources(IPAddress.class).inAnyNamespace().list().getItems())
+                  .hasSize(30);
+              for (Pod pod : pods) {
+                IPAddress address = byOwner.get(pod.getMetadata().getUid());
+                assertThat(address).as("IPAddress of %s", pod.getMetadata().getName()).isNotNull();
+                assertThat(address.getSpec().getIp()).isEqualTo(pod.getStatus().getPodIP());
+              }
+              assertThat(poolStatus().getAllocated()).isEqualTo(30);
+            });
+    assertThat(pods.stream().map(p -> p.getStatus().getPodIP()).distinct()).hasSize(30);
+  }
+
+  static Pod podOf(String namespace, String app) {
+    List<Pod> pods = client.pods().inNamespace(namespace).withLabel("app", app).list().getItems();
+    assertThat(pods).hasSize(1);
+    return pods.get(0);
   }
 
   private static void awaitAddressesReturned() {

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +38,7 @@ final class KipamOnRealNode implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KipamOnRealNode.class);
 
   static final String NAMESPACE = "kipam-system";
+  private static final String PAUSED = "kipam.io/e2e-node-daemon-paused";
   private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
 
   private final RealNode node;
@@ -202,6 +204,45 @@ final class KipamOnRealNode implements AutoCloseable {
         && pod.getStatus().getConditions() != null
         && pod.getStatus().getConditions().stream()
             .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /** Takes kipam-node off the node (a nodeSelector no Node matches) and waits until it is gone. */
+  void pauseNodeDaemon() {
+    node.client()
+        .apps()
+        .daemonSets()
+        .inNamespace(NAMESPACE)
+        .withName("kipam-node")
+        .edit(
+            ds -> {
+              ds.getSpec().getTemplate().getSpec().setNodeSelector(Map.of(PAUSED, "true"));
+              return ds;
+            });
+    await()
+        .atMost(READY_TIMEOUT)
+        .until(
+            () ->
+                node.client()
+                    .pods()
+                    .inNamespace(NAMESPACE)
+                    .withLabel("app.kubernetes.io/name", "kipam-node")
+                    .list()
+                    .getItems()
+                    .isEmpty());
+  }
+
+  /** Undoes {@link #pauseNodeDaemon()}; {@link #awaitReady()} waits for the new daemon. */
+  void resumeNodeDaemon() {
+    node.client()
+        .apps()
+        .daemonSets()
+        .inNamespace(NAMESPACE)
+        .withName("kipam-node")
+        .edit(
+            ds -> {
+              ds.getSpec().getTemplate().getSpec().setNodeSelector(null);
+              return ds;
+            });
   }
 
   /** The kipam-node pod of the node. */

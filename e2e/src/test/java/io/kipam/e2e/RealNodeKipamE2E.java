@@ -153,16 +153,28 @@ class RealNodeKipamE2E {
     }
     awaitRunning(12);
     // The Deployments go to 0 first, so no replacement pod takes the forcibly deleted ones' place.
+    // Through the garbage collector, not CNI DEL: kipam-node is off the node first (a
+    // nodeSelector no Node matches), so no DEL can release anything until it is back.
+    kipam.pauseNodeDaemon();
     long forced = System.nanoTime();
     for (String ns : NAMESPACES) {
       client.apps().deployments().inNamespace(ns).withName("web").scale(0);
       node.controlPlane()
           .kubectl("delete", "pods", "-n", ns, "-l", "app=web", "--grace-period=0", "--force");
     }
-    awaitAddressesReturned();
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .untilAsserted(
+            () ->
+                assertThat(client.resources(IPAddress.class).inAnyNamespace().list().getItems())
+                    .isEmpty());
     System.out.printf(
-        "12 pods deleted by force: every address returned %.1f s after the first delete%n",
+        "12 pods deleted by force with kipam-node away: the garbage collector removed their"
+            + " IPAddresses %.1f s after the first delete%n",
         seconds(forced));
+    kipam.resumeNodeDaemon();
+    kipam.awaitReady();
+    awaitAddressesReturned();
   }
 
   @Test

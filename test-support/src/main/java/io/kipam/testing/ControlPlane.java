@@ -49,6 +49,23 @@ public final class ControlPlane implements AutoCloseable {
           "root-ca-certificate-publisher-controller",
           "validatingadmissionpolicy-status-controller");
 
+  /**
+   * Controllers of a control plane for a real node: also those that turn Deployments and DaemonSets
+   * into pods, since kipam is installed on it as real workloads, and the node lifecycle controller,
+   * which takes the {@code node.kubernetes.io/not-ready} taint kubelet registers its Node with off
+   * once the Node is Ready (until then the scheduler places nothing there). The ITs' Nodes have no
+   * kubelet: that controller would taint them and pods made for them never start.
+   */
+  static final List<String> REAL_NODE_CONTROLLERS =
+      Stream.concat(
+              CONTROLLERS.stream(),
+              Stream.of(
+                  "deployment-controller",
+                  "replicaset-controller",
+                  "daemonset-controller",
+                  "node-lifecycle-controller"))
+          .toList();
+
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
   private static ControlPlane shared;
 
@@ -134,7 +151,7 @@ public final class ControlPlane implements AutoCloseable {
    */
   public static ControlPlane inNetworkNamespace(String netns, String address) {
     ControlPlane started =
-        new ControlPlane(ControlPlaneBinaries.directory(), CONTROLLERS, netns, address);
+        new ControlPlane(ControlPlaneBinaries.directory(), REAL_NODE_CONTROLLERS, netns, address);
     started.start();
     return started;
   }

@@ -1,5 +1,7 @@
 package io.kipam.testing;
 
+import static io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN;
+
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -333,6 +335,11 @@ public final class RealNode implements AutoCloseable {
     long begin = System.nanoTime();
     if (kubelet != null && kubelet.isAlive()) {
       try {
+        // Their controllers would make new pods for the ones deleted here; their pods stay and
+        // are deleted with the rest.
+        client().apps().deployments().inAnyNamespace().withPropagationPolicy(ORPHAN).delete();
+        client().apps().replicaSets().inAnyNamespace().withPropagationPolicy(ORPHAN).delete();
+        client().apps().daemonSets().inAnyNamespace().withPropagationPolicy(ORPHAN).delete();
         client().pods().inAnyNamespace().withGracePeriod(0).delete();
         Probe.awaitTrue(
             kubelet,

@@ -1,0 +1,272 @@
+package io.kipam.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.testing.RealNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kipam installed on a {@link RealNode} the way a cluster administrator installs it: the image
+ * tarballs the build wrote are imported into the node's containerd, a network configuration whose
+ * IPAM is kipam is put in the node's CNI conf directory, and {@code kubectl apply -k} applies an
+ * overlay of {@code config/default}. The overlay changes only what this node needs:
+ *
+ * <ul>
+ *   <li>{@code KUBERNETES_SERVICE_HOST} and {@code KUBERNETES_SERVICE_PORT} on both workloads,
+ *       since the node has no kube-proxy to make the {@code kubernetes} Service's address work (as
+ *       on any kube-proxy-less cluster, the host-network agents are told the API server's address);
+ *   <li>the host paths of kipam-node: the node's own CNI bin directory instead of {@code
+ *       /opt/cni/bin}, and directories of this fixture for the socket and the state, so nothing is
+ *       left on the machine; the installer writes the socket's host path into {@code kipam.conf}.
+ * </ul>
+ */
+final class KipamOnRealNode implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(KipamOnRealNode.class);
+
+  static final String NAMESPACE = "kipam-system";
+  private static final String PAUSED = "kipam.io/e2e-node-daemon-paused";
+  private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
+
+  private final RealNode node;
+  private final Path hostDir;
+
+  private KipamOnRealNode(RealNode node, Path hostDir) {
+    this.node = node;
+    this.hostDir = hostDir;
+  }
+
+  /** Installs kipam on {@code node}; its pods use the pools named in {@code pools}. */
+  static KipamOnRealNode install(RealNode node, String network, List<String> pools) {
+    Path hostDir;
+    try {
+      hostDir = Files.createTempDirectory("kipam-host-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create the host directories for kipam-node", e);
+    }
+    KipamOnRealNode kipam = new KipamOnRealNode(node, hostDir);
+    Path images = Path.of(System.getProperty("kipam.imagesDir", "../images/target"));
+    for (String image : List.of("kipam-operator-image.tar", "kipam-node-image.tar")) {
+      Path tarball = images.resolve(image);
+      if (!Files.isRegularFile(tarball)) {
+        throw new IllegalStateException(
+            tarball
+                + " is missing: build the images first (./mvnw -B install -DskipUnit"
+                + " -DskipIT -DskipE2E), see docs/images.md");
+      }
+      node.importImage(tarball);
+    }
+    node.writeNetworkConfig("10-kipam.conflist", conflist(network, pools));
+    node.awaitReady();
+    node.controlPlane().kubectl("apply", "--server-side", "-k", kipam.overlay().toString());
+    return kipam;
+  }
+
+  /** The CNI network configuration: the bridge plugin with kipam as its IPAM. */
+  static String conflist(String network, List<String> pools) {
+    String poolList = String.join("\", \"", pools);
+    return """
+        {
+          "cniVersion": "1.0.0",
+          "name": "%s",
+          "plugins": [
+            {
+              "type": "bridge",
+              "bridge": "kipam-br0",
+              "isGateway": true,
+              "ipam": {"type": "kipam", "pools": ["%s"]}
+            }
+          ]
+        }
+        """
+        .formatted(network, poolList);
+  }
+
+  /** Where kipam-node's socket is on the host (and in {@code kipam.conf}). */
+  Path socket() {
+    return hostDir.resolve("run/kipam.sock");
+  }
+
+  private Path overlay() {
+    Path config = Path.of(System.getProperty("kipam.configDir", "../config")).toAbsolutePath();
+    Path dir = hostDir.resolve("overlay");
+    // kustomize accepts a base only by a relative path.
+    Path base = dir.relativize(config.resolve("default").normalize());
+    String apiHost = RealNode.ADDRESS;
+    int apiPort = node.controlPlane().apiServerPort();
+    // Indented to sit under a container of the patches below.
+    String apiEnv =
+        String.join(
+            "\n",
+            "                env:",
+            "                  - {name: KUBERNETES_SERVICE_HOST, value: \"" + apiHost + "\"}",
+            "                  - {name: KUBERNETES_SERVICE_PORT, value: \"" + apiPort + "\"}");
+    String kustomization =
+        """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        resources:
+          - %s
+        patches:
+          - patch: |-
+              apiVersion: apps/v1
+              kind: Deployment
+              metadata: {name: kipam-operator, namespace: kipam-system}
+              spec:
+                template:
+                  spec:
+                    containers:
+                      - name: operator
+        %s
+          - patch: |-
+              apiVersion: apps/v1
+              kind: DaemonSet
+              metadata: {name: kipam-node, namespace: kipam-system}
+              spec:
+                template:
+                  spec:
+                    initContainers:
+                      - name: install-cni
+                        env:
+                          - {name: KIPAM_SOCKET, value: "%s"}
+                    containers:
+                      - name: kipam-node
+        %s
+                    volumes:
+                      - name: socket-dir
+                        hostPath: {path: "%s"}
+                      - name: state-dir
+                        hostPath: {path: "%s"}
+                      - name: cni-bin
+                        hostPath: {path: "%s"}
+        """
+            .formatted(
+                base,
+                apiEnv,
+                socket(),
+                apiEnv,
+                socket().getParent(),
+                hostDir.resolve("state"),
+                node.cniBinDir());
+    try {
+      Files.createDirectories(dir);
+      Files.writeString(dir.resolve("kustomization.yaml"), kustomization);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the overlay in " + dir, e);
+    }
+    return dir;
+  }
+
+  /** Waits until kipam-operator and kipam-node run and are Ready. */
+  void awaitReady() {
+    KubernetesClient client = node.client();
+    try {
+      await()
+          .atMost(READY_TIMEOUT)
+          .untilAsserted(
+              () -> {
+                for (String app : List.of("kipam-operator", "kipam-node")) {
+                  List<Pod> pods =
+                      client
+                          .pods()
+                          .inNamespace(NAMESPACE)
+                          .withLabel("app.kubernetes.io/name", app)
+                          .list()
+                          .getItems();
+                  assertThat(pods).as(app).isNotEmpty().allMatch(KipamOnRealNode::isReady);
+                }
+              });
+    } catch (AssertionError | RuntimeException e) {
+      log.error(
+          "kipam is not Ready:\n{}\n{}",
+          node.controlPlane().kubectl("get", "pods", "-A", "-o", "wide"),
+          node.controlPlane().kubectl("describe", "pods", "-n", NAMESPACE));
+      throw e;
+    }
+  }
+
+  static boolean isReady(Pod pod) {
+    return pod.getStatus() != null
+        && "Running".equals(pod.getStatus().getPhase())
+        && pod.getStatus().getConditions() != null
+        && pod.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /** Takes kipam-node off the node (a nodeSelector no Node matches) and waits until it is gone. */
+  void pauseNodeDaemon() {
+    node.client()
+        .apps()
+        .daemonSets()
+        .inNamespace(NAMESPACE)
+        .withName("kipam-node")
+        .edit(
+            ds -> {
+              ds.getSpec().getTemplate().getSpec().setNodeSelector(Map.of(PAUSED, "true"));
+              return ds;
+            });
+    await()
+        .atMost(READY_TIMEOUT)
+        .until(
+            () ->
+                node.client()
+                    .pods()
+                    .inNamespace(NAMESPACE)
+                    .withLabel("app.kubernetes.io/name", "kipam-node")
+                    .list()
+                    .getItems()
+                    .isEmpty());
+  }
+
+  /** Undoes {@link #pauseNodeDaemon()}; {@link #awaitReady()} waits for the new daemon. */
+  void resumeNodeDaemon() {
+    node.client()
+        .apps()
+        .daemonSets()
+        .inNamespace(NAMESPACE)
+        .withName("kipam-node")
+        .edit(
+            ds -> {
+              ds.getSpec().getTemplate().getSpec().setNodeSelector(null);
+              return ds;
+            });
+  }
+
+  /** The kipam-node pod of the node. */
+  Pod nodeDaemonPod() {
+    return node
+        .client()
+        .pods()
+        .inNamespace(NAMESPACE)
+        .withLabel("app.kubernetes.io/name", "kipam-node")
+        .list()
+        .getItems()
+        .stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /** Removes the host directories; call after the node is closed (its pods are gone then). */
+  @Override
+  public void close() {
+    try (Stream<Path> paths = Files.walk(hostDir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException | UncheckedIOException e) {
+      log.warn("could not remove {}: {}", hostDir, e.toString());
+    }
+  }
+}

@@ -20,8 +20,8 @@ import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -272,23 +272,11 @@ class NodeAdmissionPolicyIT {
   }
 
   private static IPBlock slot(String cidr, String node) {
-    return block(
-        ResourceNames.blockName(POOL, Cidr.parse(cidr)), new IPBlockSpec(POOL, cidr, node));
+    return TestBlocks.slot(POOL, cidr, node);
   }
 
   private static IPBlock subClaim(String address, String node, String parent) {
-    IpAddress ip = IpAddress.parse(address);
-    String cidr = Cidr.of(ip, ip.family().bits()).toString();
-    return block(
-        ResourceNames.subClaimName(POOL, ip), IPBlockSpec.subClaim(POOL, cidr, node, parent));
-  }
-
-  private static IPBlock block(String name, IPBlockSpec spec) {
-    IPBlock block = new IPBlock();
-    block.setMetadata(
-        new ObjectMetaBuilder().withName(name).addToLabels("kipam.io/pool", POOL).build());
-    block.setSpec(spec);
-    return block;
+    return TestBlocks.subClaim(POOL, address, node, parent);
   }
 
   private static IPAddress address(String namespace, String ip, String node) {

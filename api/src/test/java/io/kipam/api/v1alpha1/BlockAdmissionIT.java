@@ -3,11 +3,9 @@ package io.kipam.api.v1alpha1;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -247,22 +245,11 @@ class BlockAdmissionIT {
   }
 
   private static IPBlock slot(String cidr, String node) {
-    return block(
-        ResourceNames.blockName(POOL, Cidr.parse(cidr)), new IPBlockSpec(POOL, cidr, node));
+    return TestBlocks.slot(POOL, cidr, node);
   }
 
   private static IPBlock subClaim(String address, String node, String parent) {
-    IpAddress ip = IpAddress.parse(address);
-    String cidr = Cidr.of(ip, ip.family().bits()).toString();
-    return block(
-        ResourceNames.subClaimName(POOL, ip), IPBlockSpec.subClaim(POOL, cidr, node, parent));
-  }
-
-  private static IPBlock block(String name, IPBlockSpec spec) {
-    IPBlock block = new IPBlock();
-    block.setMetadata(new ObjectMetaBuilder().withName(name).build());
-    block.setSpec(spec);
-    return block;
+    return TestBlocks.subClaim(POOL, address, node, parent);
   }
 
   private static String name(IPBlock block) {

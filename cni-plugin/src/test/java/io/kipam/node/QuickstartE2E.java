@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.HostRuntime;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,12 +21,32 @@ import org.junit.jupiter.api.Test;
  * checkout's last commit: it prints the pods with the addresses kipam gave them, then shows every
  * address back, and exits 0. One instance stays up ({@code --stay}) while two more run one after
  * the other beside it; Ctrl-C (SIGINT to its process group) stops it with nothing left running.
+ *
+ * <p>Each run's first line says which story it tells. Where a real node can run here, the staying
+ * instance tells the real-node story (a Deployment on kubelet and containerd) and the two beside
+ * it, finding the machine's one real node taken, say so and tell the simulated one; elsewhere all
+ * three say why not and tell the simulated one.
  */
 class QuickstartE2E {
 
   private static final Duration RUN_LIMIT = Duration.ofMinutes(15);
-  private static final Pattern POD_ROW =
+  private static final String REAL_NODE = "kipam-demo: on a real node";
+  private static final String SIMULATED = "kipam-demo: no real node here: ";
+
+  /** A row of the simulated story's pod table. */
+  private static final Pattern SIMULATED_POD_ROW =
       Pattern.compile("(?m)^\\s+demo-\\S+/web-\\d\\s+node-[ab]\\s+(10\\.244\\.\\d+\\.\\d+)/22\\s");
+
+  /** A row of {@code kubectl get pods -o wide} in the real-node story. */
+  private static final Pattern REAL_POD_ROW =
+      Pattern.compile(
+          "(?m)^\\s+web-\\S+\\s+1/1\\s+Running\\s.*?\\s(10\\.244\\.\\d+\\.\\d+)\\s+kipam-real-node\\s");
+
+  /** The sample pool in {@code kubectl get ippools.kipam.io}, with nothing allocated. */
+  private static final Pattern POOL_EMPTY =
+      Pattern.compile("(?m)^\\s+pods-v4\\s+10\\.244\\.0\\.0/22\\s+26\\s+0\\s+\\d+\\s+True\\s");
+
+  private static final Pattern NODE_NETNS = Pattern.compile("network namespace (kipam-node-\\w+)");
   private static Path clone;
   private static String command;
 
@@ -79,9 +100,17 @@ class QuickstartE2E {
     return List.of("bash", "-c", line);
   }
 
-  /** What a good run prints: six pods with their addresses, then none held and the pool whole. */
-  private static void assertStory(String output) {
-    Matcher rows = POD_ROW.matcher(output);
+  /**
+   * What a good run prints: which story in its first line, six pods with their addresses, then none
+   * held and the pool whole. Returns whether it was the real-node story.
+   */
+  private static boolean assertStory(String output) {
+    String first = output.lines().findFirst().orElse("");
+    boolean real = first.startsWith(REAL_NODE);
+    if (!real) {
+      assertThat(first).as("the first line says which story").startsWith(SIMULATED);
+    }
+    Matcher rows = (real ? REAL_POD_ROW : SIMULATED_POD_ROW).matcher(output);
     List<String> addresses = rows.results().map(r -> r.group(1)).toList();
     assertThat(addresses).as("pods with their addresses in:%n%s", output).hasSize(6);
     assertThat(addresses).as("six different addresses").doesNotHaveDuplicates();
@@ -99,7 +128,9 @@ class QuickstartE2E {
     assertThat(output.substring(back))
         .contains("  $ kubectl get ipaddresses.kipam.io -A")
         .contains("No resources found")
+        .containsPattern(POOL_EMPTY)
         .doesNotContain("FAILED");
+    return real;
   }
 
   @Test
@@ -113,14 +144,22 @@ class QuickstartE2E {
         .until(() -> out(stayingLog).contains("until Ctrl-C") || !staying.isAlive());
     String stayed = out(stayingLog);
     assertThat(staying.isAlive()).as("the staying instance runs; it printed:%n%s", stayed).isTrue();
-    assertStory(stayed);
+    boolean real = assertStory(stayed);
+    assertThat(real)
+        .as("the real-node story where a real node can run; it printed:%n%s", stayed)
+        .isEqualTo(HostRuntime.missing().isEmpty());
     assertThat(stayed).contains("export KUBECONFIG=");
 
     Run second = run(shell(command), clone, "second").assertExit(0);
-    assertStory(second.output());
+    assertThat(assertStory(second.output())).as("beside a run that has the real node").isFalse();
     Run third = run(shell(command), clone, "third").assertExit(0);
-    assertStory(third.output());
-    System.out.println("./kipam-demo printed:\n" + third.output());
+    assertThat(assertStory(third.output())).isFalse();
+    if (real) {
+      assertThat(second.output().lines().findFirst().orElse(""))
+          .contains("another kipam run has this machine's real node");
+    }
+    System.out.println("./kipam-demo --stay printed:\n" + stayed);
+    System.out.println("./kipam-demo beside it printed:\n" + third.output());
 
     new ProcessBuilder("kill", "-INT", "--", "-" + staying.pid()).start().waitFor();
     assertThat(staying.waitFor(2, TimeUnit.MINUTES)).as("stopped by Ctrl-C").isTrue();
@@ -129,8 +168,12 @@ class QuickstartE2E {
     for (Run r : List.of(second, third, new Run(0, out(stayingLog)))) {
       assertThat(r.output()).doesNotContain("Exception").doesNotContain("\tat ");
     }
-    assertThat(Exec.run("ip", "netns", "list").stdout())
-        .as("no network namespace of a demo is left")
-        .doesNotContain("kipam-web-");
+    String netns = Exec.run("ip", "netns", "list").stdout();
+    assertThat(netns).as("no network namespace of a demo is left").doesNotContain("kipam-web-");
+    Matcher nodeNetns = NODE_NETNS.matcher(stayed);
+    if (real) {
+      assertThat(nodeNetns.find()).as(stayed).isTrue();
+      assertThat(netns).as("the real node's namespace is gone").doesNotContain(nodeNetns.group(1));
+    }
   }
 }

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * starts empty, so pods wait until a test writes a network config). No registry is reachable: the
  * sandbox image {@code kipam.io/pause:1} and {@code kipam.io/workload:1} are imported from tarballs
  * {@code hack/node-images/build.sh} writes; {@link #importImage(Path)} imports more. Needs root;
- * installs containerd and runc with apt-get when they are missing. {@link #close()} stops
- * everything and removes what kubelet and containerd leave at fixed host paths.
+ * installs containerd and runc with apt-get when they are missing. One real node runs on a machine
+ * at a time: {@link #start()} waits for the one before to close (a file lock), since kubelet and
+ * containerd share the fixed host paths. {@link #close()} stops everything and removes what kubelet
+ * and containerd leave at those paths.
  */
 public final class RealNode implements AutoCloseable {
 
@@ -56,6 +60,8 @@ public final class RealNode implements AutoCloseable {
 
   private final String netns =
       "kipam-node-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 30), 36);
+  private final FileChannel lockChannel;
+  private final FileLock lock;
   private final Path workDir;
   private final List<Path> createdHostPaths = new ArrayList<>();
   private final List<String> netnsBefore;
@@ -65,6 +71,15 @@ public final class RealNode implements AutoCloseable {
   private ManagedProcess kubelet;
 
   private RealNode() {
+    try {
+      lockChannel = HostRuntime.lockChannel();
+      if (HostRuntime.inUse()) {
+        log.info("waiting for the real node of another run to stop ({})", HostRuntime.LOCK);
+      }
+      lock = lockChannel.lock();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot lock " + HostRuntime.LOCK, e);
+    }
     try {
       workDir = Files.createTempDirectory("kipam-real-node-");
     } catch (IOException e) {
@@ -372,6 +387,12 @@ public final class RealNode implements AutoCloseable {
       deleteRecursively(p);
     }
     deleteRecursively(workDir);
+    try {
+      lock.release();
+      lockChannel.close();
+    } catch (IOException e) {
+      log.warn("could not release {}: {}", HostRuntime.LOCK, e.toString());
+    }
     log.info("real node torn down in {} s", seconds(System.nanoTime() - begin));
   }
 

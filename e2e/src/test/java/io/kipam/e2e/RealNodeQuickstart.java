@@ -1,0 +1,286 @@
+package io.kipam.e2e;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.RealNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import org.awaitility.Awaitility;
+
+/**
+ * The README's first command ({@code ./kipam-demo}) where a real node can run: the local control
+ * plane and a {@link RealNode} (kubelet, containerd, runc in a network namespace of its own), kipam
+ * installed from {@code config/default} and the images the build made ({@link KipamOnRealNode}),
+ * the sample pool, and a Deployment of six pods that get their addresses from kipam and give them
+ * back when it is scaled to zero.
+ *
+ * <p>The sample pool's CIDR is data: the node's namespace has no route out, so no packet reaches an
+ * address of the pool outside it. Everything it starts is stopped on exit, also on Ctrl-C; with
+ * {@code --stay} it keeps the cluster up until Ctrl-C and prints a KUBECONFIG. Exit code 0 when
+ * every step held, 1 with one line naming the failed step otherwise.
+ */
+public final class RealNodeQuickstart {
+
+  private static final String POOL_FILE = "config/samples/ippool-ipv4.yaml";
+  private static final int PODS = 6;
+  private static final Duration STEP_TIMEOUT = Duration.ofMinutes(4);
+
+  /** Seconds the script spent before this JVM started (the build), so times run on. */
+  private static final long OFFSET_SECONDS = Long.getLong("kipam.demo.offset", 0);
+
+  private final long started = System.nanoTime();
+  private final Path dir;
+  private RealNode node;
+  private KipamOnRealNode kipam;
+  private KubernetesClient client;
+  private String step = "starting";
+  private String namespace;
+
+  private RealNodeQuickstart(Path dir) {
+    this.dir = dir;
+  }
+
+  public static void main(String[] args) {
+    boolean stay = List.of(args).contains("--stay");
+    RealNodeQuickstart demo = new RealNodeQuickstart(Path.of(System.getProperty("kipam.demo.dir")));
+    Runtime.getRuntime().addShutdownHook(new Thread(demo::stopAll, "kipam-demo-cleanup"));
+    System.exit(demo.run(stay));
+  }
+
+  private int run(boolean stay) {
+    try {
+      startNode();
+      installKipam();
+      String pool = applyPool();
+      createDeployment(pool);
+      scaleToZero(pool);
+      if (stay) {
+        stayUp();
+      }
+      progress("done; stopping everything the demo started");
+      return 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 130;
+    } catch (Exception | AssertionError e) {
+      String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      System.out.println(
+          "kipam-demo: FAILED while "
+              + step
+              + ": "
+              + message.lines().findFirst().orElse(message)
+              + " (logs in "
+              + dir
+              + ")");
+      return 1;
+    }
+  }
+
+  private void progress(String what) {
+    double seconds = OFFSET_SECONDS + (System.nanoTime() - started) / 1e9;
+    System.out.printf("[%6.1fs] %s%n", seconds, what);
+  }
+
+  private void startNode() {
+    step = "starting the control plane and the real node";
+    node = RealNode.start();
+    client = node.client();
+    progress(
+        "control plane and real node "
+            + RealNode.NODE_NAME
+            + " up (kubelet, containerd, runc) in network namespace "
+            + node.networkNamespace());
+  }
+
+  private void installKipam() {
+    step = "installing kipam from config/default";
+    kipam = KipamOnRealNode.install(node, "kipam-demo", List.of(poolName()));
+    kipam.awaitReady();
+    progress(
+        "kipam installed with kubectl apply -k (config/default): kipam-operator and kipam-node"
+            + " Ready");
+  }
+
+  private static String poolName() {
+    return pool().getMetadata().getName();
+  }
+
+  private static IPPool pool() {
+    try (InputStream in =
+        Files.newInputStream(ControlPlaneBinaries.repositoryRoot().resolve(POOL_FILE))) {
+      return Serialization.unmarshal(in, IPPool.class);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + POOL_FILE, e);
+    }
+  }
+
+  private String applyPool() {
+    step = "applying " + POOL_FILE;
+    node.controlPlane()
+        .kubectl(
+            "apply", "-f", ControlPlaneBinaries.repositoryRoot().resolve(POOL_FILE).toString());
+    String name = poolName();
+    Awaitility.await()
+        .atMost(STEP_TIMEOUT)
+        .until(
+            () -> {
+              IPPool p = client.resources(IPPool.class).withName(name).get();
+              return p != null
+                  && p.getStatus() != null
+                  && p.getStatus().getConditions().stream()
+                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+            });
+    progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
+    // The pods request kipam.io/ip; the scheduler places them once the operator has published it.
+    step = "waiting for kipam.io/ip on node " + RealNode.NODE_NAME;
+    Awaitility.await().atMost(STEP_TIMEOUT).until(() -> nodeCapacity() >= PODS);
+    return name;
+  }
+
+  private void createDeployment(String pool) {
+    step = "creating a Deployment of " + PODS + " pods";
+    namespace = Fixtures.namespace(client, "demo");
+    client
+        .apps()
+        .deployments()
+        .inNamespace(namespace)
+        .resource(RealNodeKipamE2E.workload(namespace, "web", PODS))
+        .create();
+    step = "waiting for " + PODS + " pods to run";
+    Awaitility.await()
+        .atMost(STEP_TIMEOUT)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> {
+              List<Pod> pods = pods();
+              return pods.size() == PODS
+                  && pods.stream()
+                      .allMatch(
+                          p ->
+                              "Running".equals(p.getStatus().getPhase())
+                                  && p.getStatus().getPodIP() != null);
+            });
+    awaitAllocated(pool, PODS);
+    progress(
+        "Deployment web in namespace "
+            + namespace
+            + ": "
+            + PODS
+            + " pods Running; each got its address from kipam (CNI ADD from containerd)");
+    show("get", "pods", "-n", namespace, "-o", "wide");
+    show("get", "ipaddresses.kipam.io", "-A");
+    show("get", "ippools.kipam.io", pool);
+    System.out.println();
+  }
+
+  private void scaleToZero(String pool) {
+    step = "scaling the Deployment to 0";
+    client.apps().deployments().inNamespace(namespace).withName("web").scale(0);
+    Awaitility.await()
+        .atMost(STEP_TIMEOUT)
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () ->
+                pods().isEmpty()
+                    && client
+                        .resources(IPAddress.class)
+                        .inAnyNamespace()
+                        .list()
+                        .getItems()
+                        .isEmpty());
+    awaitAllocated(pool, 0);
+    progress("scaled to 0: every address is back in the pool");
+    show("get", "ipaddresses.kipam.io", "-A");
+    show("get", "ippools.kipam.io", pool);
+    System.out.println();
+  }
+
+  private long nodeCapacity() {
+    Quantity quantity =
+        client
+            .nodes()
+            .withName(RealNode.NODE_NAME)
+            .get()
+            .getStatus()
+            .getAllocatable()
+            .get("kipam.io/ip");
+    return quantity == null ? 0 : quantity.getNumericalAmount().longValue();
+  }
+
+  private List<Pod> pods() {
+    return client.pods().inNamespace(namespace).list().getItems();
+  }
+
+  /** Waits until the pool's status counts {@code allocated} addresses. */
+  private void awaitAllocated(String pool, long allocated) {
+    step = "waiting for pool " + pool + " to count " + allocated + " addresses";
+    Awaitility.await()
+        .atMost(STEP_TIMEOUT)
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              IPPool p = client.resources(IPPool.class).withName(pool).get();
+              return p.getStatus() != null
+                  && p.getStatus().getAllocated() != null
+                  && p.getStatus().getAllocated() == allocated;
+            });
+  }
+
+  /**
+   * Prints a kubectl command and what it printed (on stdout or, like "No resources found", not).
+   */
+  private void show(String... args) {
+    step = "running kubectl " + String.join(" ", args);
+    System.out.println();
+    System.out.println("  $ kubectl " + String.join(" ", args));
+    List<String> command = new ArrayList<>();
+    command.add(node.controlPlane().binary("kubectl").toString());
+    command.add("--kubeconfig=" + node.kubeconfig());
+    command.addAll(List.of(args));
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      p.waitFor();
+      out.lines().forEach(l -> System.out.println("  " + l));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run kubectl", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running kubectl", e);
+    }
+  }
+
+  private void stayUp() throws InterruptedException {
+    step = "staying up";
+    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
+    System.out.println("  export KUBECONFIG=" + node.kubeconfig());
+    System.out.println("  " + node.controlPlane().binary("kubectl") + " get pods -A -o wide");
+    new CountDownLatch(1).await();
+  }
+
+  /** Stops the node (its pods first, so their addresses go through CNI DEL) and kipam's dirs. */
+  private void stopAll() {
+    if (node != null) {
+      node.close();
+      node = null;
+    }
+    if (kipam != null) {
+      kipam.close();
+      kipam = null;
+    }
+  }
+}

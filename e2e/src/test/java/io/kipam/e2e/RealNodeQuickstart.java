@@ -44,7 +44,7 @@ public final class RealNodeQuickstart {
 
   private final long started = System.nanoTime();
   private final Path dir;
-  private RealNode node;
+  private volatile RealNode node;
   private KipamOnRealNode kipam;
   private KubernetesClient client;
   private String step = "starting";
@@ -97,7 +97,8 @@ public final class RealNodeQuickstart {
 
   private void startNode() {
     step = "starting the control plane and the real node";
-    node = RealNode.start();
+    // Known to the shutdown hook from the start: Ctrl-C while the node starts stops it too.
+    RealNode.start(started -> node = started);
     client = node.client();
     progress(
         "control plane and real node "

@@ -17,6 +17,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * and containerd leave at those paths.
  */
 public final class RealNode implements AutoCloseable {
+
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private static final Logger log = LoggerFactory.getLogger(RealNode.class);
 
@@ -98,8 +102,17 @@ public final class RealNode implements AutoCloseable {
    * The Node becomes Ready once a network config is in place, see {@link #awaitReady()}.
    */
   public static RealNode start() {
+    return start(node -> {});
+  }
+
+  /**
+   * As {@link #start()}, handing the node to {@code created} before it is brought up, so that a
+   * caller's shutdown hook (Ctrl-C) can stop a node that is still starting.
+   */
+  public static RealNode start(Consumer<RealNode> created) {
     HostRuntime.require();
     RealNode node = new RealNode();
+    created.accept(node);
     try {
       node.bringUp();
       return node;
@@ -347,6 +360,9 @@ public final class RealNode implements AutoCloseable {
    */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return; // a shutdown hook and a failed start may both close it
+    }
     long begin = System.nanoTime();
     if (kubelet != null && kubelet.isAlive()) {
       try {

@@ -3,6 +3,8 @@ package io.kipam.node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -37,11 +39,20 @@ final class ApiRequestCounts {
 
   /** The counts now, for API group {@code group} (empty: the core group, Nodes and Pods). */
   static ApiRequestCounts read(KubernetesClient client, String group) {
+    return read(client, group::equals);
+  }
+
+  /** The counts now, for every API group. */
+  static ApiRequestCounts readAll(KubernetesClient client) {
+    return read(client, group -> true);
+  }
+
+  private static ApiRequestCounts read(KubernetesClient client, Predicate<String> group) {
     Map<Kind, Double> counts = new HashMap<>();
     Matcher m = LINE.matcher(client.raw("/metrics"));
     while (m.find()) {
       String labels = m.group(1);
-      if (!label(labels, "group").equals(group)) {
+      if (!group.test(label(labels, "group"))) {
         continue;
       }
       Kind kind =
@@ -69,10 +80,31 @@ final class ApiRequestCounts {
     return delta;
   }
 
+  /**
+   * Requests since {@code before} by verb, only verbs that changed; watches and CONNECTs left out
+   * (they stay open rather than complete).
+   */
+  Map<String, Double> byVerbSince(ApiRequestCounts before) {
+    Map<String, Double> byVerb = new TreeMap<>();
+    since(before)
+        .forEach(
+            (kind, n) -> {
+              if (!kind.verb().equals("WATCH") && !kind.verb().equals("CONNECT")) {
+                byVerb.merge(kind.verb(), n, Double::sum);
+              }
+            });
+    return byVerb;
+  }
+
+  /** Whether requests of {@code verb} write: create, update, patch, apply, delete. */
+  static boolean isWrite(String verb) {
+    return verb.matches("POST|PUT|PATCH|DELETE|APPLY");
+  }
+
   /** Write requests (create, update, patch, delete) among {@code delta}. */
   static double writes(Map<Kind, Double> delta) {
     return delta.entrySet().stream()
-        .filter(e -> e.getKey().verb().matches("POST|PUT|PATCH|DELETE|APPLY"))
+        .filter(e -> isWrite(e.getKey().verb()))
         .mapToDouble(Map.Entry::getValue)
         .sum();
   }

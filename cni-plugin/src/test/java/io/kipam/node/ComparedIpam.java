@@ -8,7 +8,6 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -67,14 +66,13 @@ interface ComparedIpam {
 
     private static Map<String, String> env(String command, Pod pod, String id) {
       Map<String, String> env =
-          new HashMap<>(
-              CniCall.env(
-                  command,
-                  id,
-                  "eth0",
-                  pod.getMetadata().getNamespace(),
-                  pod.getMetadata().getName(),
-                  pod.getMetadata().getUid()));
+          CniCall.env(
+              command,
+              id,
+              "eth0",
+              pod.getMetadata().getNamespace(),
+              pod.getMetadata().getName(),
+              pod.getMetadata().getUid());
       env.put("NODENAME", pod.getSpec().getNodeName()); // whereabouts' node, for node slices
       return env;
     }

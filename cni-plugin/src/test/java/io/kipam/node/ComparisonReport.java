@@ -177,15 +177,7 @@ final class ComparisonReport {
           String.format("%.3f", p99),
           p99 <= 0.1);
     }
-    Phase churn =
-        find(
-            "churn",
-            "kipam",
-            phases.stream()
-                .filter(p -> p.workload().equals("churn"))
-                .findFirst()
-                .map(Phase::concurrency)
-                .orElse(0));
+    Phase churn = find("churn", "kipam");
     double creates = churn.requestsByVerb().getOrDefault("POST", 0.0);
     double writes = writes(churn);
     target(
@@ -223,13 +215,21 @@ final class ComparisonReport {
   /** Every write verb kube-apiserver counted, per allocation. */
   static double writes(Phase p) {
     return p.requestsByVerb().entrySet().stream()
-        .filter(e -> List.of("POST", "PUT", "PATCH", "APPLY", "DELETE").contains(e.getKey()))
+        .filter(e -> ApiRequestCounts.isWrite(e.getKey()))
         .mapToDouble(Map.Entry::getValue)
         .sum();
   }
 
   private static void target(StringBuilder out, String target, String value, boolean met) {
     out.append(String.format("  %-58s %-12s %s%n", target, met ? "met" : "MISSED", value));
+  }
+
+  /** The first phase of {@code system} in {@code workload}, whatever its concurrency. */
+  private Phase find(String workload, String system) {
+    return phases.stream()
+        .filter(p -> p.workload().equals(workload) && p.system().equals(system))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no phase " + workload + " " + system));
   }
 
   private Phase find(String workload, String system, int concurrency) {

@@ -66,9 +66,6 @@ class IpamComparisonBenchmark {
   private static final int CHURN_IN_FLIGHT = 32;
 
   private static final String WB_NAMESPACE = "kube-system";
-  private static final Pattern REQUEST =
-      Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$", Pattern.MULTILINE);
-  private static final Pattern VERB = Pattern.compile("(?:^|,)verb=\"([^\"]*)\"");
 
   @Test
   void compare() throws Exception {
@@ -352,7 +349,7 @@ class IpamComparisonBenchmark {
   /** What one phase saw, gathered while it runs; kube-apiserver's counts and the CPU around it. */
   private static final class Measure {
     private final Workloads workloads;
-    private final Map<String, Double> requestsBefore;
+    private final ApiRequestCounts requestsBefore;
     private final ProcessCpu.Snapshot cpuBefore;
     private final long start = System.nanoTime();
     private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
@@ -362,7 +359,7 @@ class IpamComparisonBenchmark {
 
     Measure(Workloads workloads) {
       this.workloads = workloads;
-      this.requestsBefore = requests(workloads.client());
+      this.requestsBefore = ApiRequestCounts.readAll(workloads.client());
       this.cpuBefore = workloads.cpu().snapshot();
     }
 
@@ -381,14 +378,9 @@ class IpamComparisonBenchmark {
 
     Phase phase(String workload, ComparedIpam ipam, int concurrency, int calls, double seconds) {
       Map<String, Double> perAllocation = new TreeMap<>();
-      requests(workloads.client())
-          .forEach(
-              (verb, n) -> {
-                double d = n - requestsBefore.getOrDefault(verb, 0.0);
-                if (d > 0) {
-                  perAllocation.put(verb, d / calls);
-                }
-              });
+      ApiRequestCounts.readAll(workloads.client())
+          .byVerbSince(requestsBefore)
+          .forEach((verb, n) -> perAllocation.put(verb, n / calls));
       return new Phase(
           workload,
           ipam.name(),
@@ -567,19 +559,6 @@ class IpamComparisonBenchmark {
   @FunctionalInterface
   private interface IntTask {
     void accept(int i) throws Exception;
-  }
-
-  /** kube-apiserver's request counts now, by verb, every group and resource, watches excluded. */
-  private static Map<String, Double> requests(KubernetesClient client) {
-    Map<String, Double> byVerb = new TreeMap<>();
-    Matcher m = REQUEST.matcher(client.raw("/metrics"));
-    while (m.find()) {
-      Matcher verb = VERB.matcher(m.group(1));
-      if (verb.find() && !verb.group(1).equals("WATCH") && !verb.group(1).equals("CONNECT")) {
-        byVerb.merge(verb.group(1), Double.parseDouble(m.group(2)), Double::sum);
-      }
-    }
-    return byVerb;
   }
 
   private static void installCrds(KubernetesClient client, Path dir) throws Exception {

@@ -30,7 +30,7 @@ final class ProcessCpu {
   /**
    * CPU seconds per group, this JVM's own and its reaped children's ("caller"), and the machine.
    */
-  record Snapshot(Map<String, Double> seconds, double machineBusy, double machineTotal) {}
+  record Snapshot(Map<String, Double> seconds, double machineBusy) {}
 
   /** What the groups and the machine used between {@code before} and now. */
   record Usage(Map<String, Double> seconds, double busyCores, double wallSeconds) {
@@ -51,8 +51,7 @@ final class ProcessCpu {
     groups.forEach((group, pids) -> seconds.put(group, cpuSeconds(pids, false)));
     seconds.put(
         "caller and the plugins it ran", cpuSeconds(List.of(ProcessHandle.current().pid()), true));
-    long[] machine = machineTicks();
-    return new Snapshot(seconds, machine[0] / 100.0, machine[1] / 100.0);
+    return new Snapshot(seconds, machineBusyTicks() / 100.0);
   }
 
   Usage since(Snapshot before, double wallSeconds) {
@@ -100,16 +99,15 @@ final class ProcessCpu {
     return peaks;
   }
 
-  /** The machine's busy and total ticks over all cores since boot (/proc/stat's "cpu" line). */
-  private static long[] machineTicks() {
+  /** The machine's busy ticks over all cores since boot (/proc/stat's "cpu" line). */
+  private static long machineBusyTicks() {
     try {
       String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-      long total = 0;
+      long busy = 0;
       for (int i = 1; i < f.length; i++) {
-        total += Long.parseLong(f[i]);
+        busy += i == 4 || i == 5 ? 0 : Long.parseLong(f[i]); // all but idle and iowait
       }
-      long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]); // idle + iowait
-      return new long[] {total - idle, total};
+      return busy;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -208,16 +208,7 @@ final class KipamOnRealNode implements AutoCloseable {
 
   /** Takes kipam-node off the node (a nodeSelector no Node matches) and waits until it is gone. */
   void pauseNodeDaemon() {
-    node.client()
-        .apps()
-        .daemonSets()
-        .inNamespace(NAMESPACE)
-        .withName("kipam-node")
-        .edit(
-            ds -> {
-              ds.getSpec().getTemplate().getSpec().setNodeSelector(Map.of(PAUSED, "true"));
-              return ds;
-            });
+    daemonNodeSelector(Map.of(PAUSED, "true"));
     await()
         .atMost(READY_TIMEOUT)
         .until(
@@ -233,6 +224,11 @@ final class KipamOnRealNode implements AutoCloseable {
 
   /** Undoes {@link #pauseNodeDaemon()}; {@link #awaitReady()} waits for the new daemon. */
   void resumeNodeDaemon() {
+    daemonNodeSelector(null);
+  }
+
+  /** Sets the kipam-node DaemonSet's pod nodeSelector ({@code null}: none). */
+  private void daemonNodeSelector(Map<String, String> selector) {
     node.client()
         .apps()
         .daemonSets()
@@ -240,7 +236,7 @@ final class KipamOnRealNode implements AutoCloseable {
         .withName("kipam-node")
         .edit(
             ds -> {
-              ds.getSpec().getTemplate().getSpec().setNodeSelector(null);
+              ds.getSpec().getTemplate().getSpec().setNodeSelector(selector);
               return ds;
             });
   }

@@ -69,4 +69,39 @@ class CheckpointTest {
     assertThatThrownBy(() -> Checkpoint.fromEnv(Map.of(Checkpoint.HOLD_AT, "operator-asked")))
         .hasMessageContaining(Checkpoint.HOLD_FILE);
   }
+
+  @Test
+  void aPauseWritesTheStepsNameAndGoesOnAfterIt() {
+    Path file = dir.resolve("held");
+    Checkpoint checkpoint =
+        Checkpoint.fromEnv(
+            Map.of(
+                Checkpoint.HOLD_AT,
+                "operator-share-deciding",
+                Checkpoint.HOLD_FILE,
+                file.toString(),
+                Checkpoint.HOLD_MILLIS,
+                "300"));
+    long start = System.nanoTime();
+    checkpoint.arrive("operator-share-deciding", "p");
+    assertThat(Duration.ofNanos(System.nanoTime() - start))
+        .isGreaterThanOrEqualTo(Duration.ofMillis(300));
+    assertThat(file).hasContent("operator-share-deciding");
+  }
+
+  @Test
+  void aPauseThatIsNoNumberIsRefusedByName() {
+    assertThatThrownBy(
+            () ->
+                Checkpoint.fromEnv(
+                    Map.of(
+                        Checkpoint.HOLD_AT,
+                        "operator-asked",
+                        Checkpoint.HOLD_FILE,
+                        dir.resolve("held").toString(),
+                        Checkpoint.HOLD_MILLIS,
+                        "3s")))
+        .hasMessageContaining(Checkpoint.HOLD_MILLIS)
+        .hasMessageContaining("'3s'");
+  }
 }

@@ -58,6 +58,12 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private static final String BY_POOL = "kipam-block-by-pool";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
 
+  /**
+   * How soon a block is looked at again when a request its look decided (to another block) was not
+   * written because that block changed meanwhile.
+   */
+  static final Duration AFTER_CONFLICT = Duration.ofSeconds(1);
+
   private final Clock clock;
   private final Duration nodeGoneGrace;
   private final ReleasePlanner planner;
@@ -129,10 +135,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       // A Shared slot is handed out address by address through sub-claims, each given back by
       // its holder; no node's handshake applies to the slot itself. One that just turned Shared
       // may leave a node short that waited for it.
-      if (SlotConversion.asked(block)) {
-        pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
-      }
-      return UpdateControl.noUpdate();
+      boolean unwritten =
+          SlotConversion.asked(block)
+              && pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
+      return recheckAfter(Optional.of(AFTER_CONFLICT).filter(d -> unwritten));
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
     if (absence.isPresent() && !answeredReady(block)) {
@@ -149,10 +155,15 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     ReleasePlan plan = planner.plan(block, memory, now);
     if (plan instanceof ReleasePlan.Wait wait) {
       steps.reportRefusal(block);
-      pressure.relieve(block, pool(block, context), poolBlocks(context), steps, now);
+      boolean unwritten =
+          pressure.relieve(block, pool(block, context), poolBlocks(context), steps, now);
       if (refused(block)) {
         // The node that was short when this block was asked for is short still.
-        pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
+        unwritten |=
+            pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
+      }
+      if (unwritten) {
+        return recheckAfter(Optional.of(AFTER_CONFLICT));
       }
       return recheckAfter(Optional.of(wait.recheck()).filter(d -> !d.isZero()));
     }

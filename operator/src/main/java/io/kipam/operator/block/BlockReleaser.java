@@ -104,6 +104,7 @@ final class BlockReleaser {
     share.setReason(reason);
     IPBlock copy = client.getKubernetesSerialization().clone(slot);
     copy.getStatus().setShare(share);
+    Checkpoint.reach("operator-share-deciding", Blocks.poolOf(slot).orElse(""));
     if (!writeStatus(slot, copy)) {
       return false;
     }

@@ -68,12 +68,14 @@ final class BlockSteps {
     return true;
   }
 
-  void request(IPBlock block, String reason, Instant now) {
-    releaser.request(block, reason, now);
+  /** Asks for the block back; false when the write conflicted (nothing was asked). */
+  boolean request(IPBlock block, String reason, Instant now) {
+    return releaser.request(block, reason, now).isPresent();
   }
 
-  void requestShare(IPBlock slot, String reason, Instant now) {
-    releaser.requestShare(slot, reason, now);
+  /** Asks the slot to become Shared; false when the write conflicted (nothing was asked). */
+  boolean requestShare(IPBlock slot, String reason, Instant now) {
+    return releaser.requestShare(slot, reason, now);
   }
 
   void clear(IPBlock block, String round, Instant now) {

@@ -18,6 +18,12 @@ import java.util.function.Function;
  * to where it is needed; when there is none, asks the Exclusive slot with the most free addresses
  * to become Shared ({@link SlotConversion}). A sub-claim reporting its address also looks: its node
  * needed an address beyond its own slots, and the next Shared slot may be needed.
+ *
+ * <p>A request is written to another block than the one looked at, with the resourceVersion of its
+ * cached copy; when that block changed meanwhile the write fails with a conflict, and the change (a
+ * new count of the donor or the slot) is no reason to look at the short node again, while the short
+ * node, unable to allocate, writes nothing more that would be. So each method says whether a
+ * request went unwritten, and the caller looks again soon.
  */
 final class PressureRelief {
 
@@ -29,8 +35,9 @@ final class PressureRelief {
   /**
    * @param pool the block's pool from the cache, if any
    * @param poolBlocks the cached blocks naming a pool
+   * @return whether a request was decided but its write conflicted: look again soon
    */
-  void relieve(
+  boolean relieve(
       IPBlock block,
       Optional<IPPool> pool,
       Function<String, List<IPBlock>> poolBlocks,
@@ -38,13 +45,13 @@ final class PressureRelief {
       Instant now) {
     Optional<PoolLayout> usable = Blocks.allocated(block) == 0 ? Optional.empty() : layout(pool);
     if (usable.isEmpty()) {
-      return;
+      return false;
     }
     PoolLayout layout = usable.get();
     // A full slot, or a sub-claim (its node needed an address beyond its own slots).
     boolean subClaim = Blocks.subClaim(block);
     if (!subClaim && !PoolPressure.full(block, layout)) {
-      return;
+      return false;
     }
     String name = pool.get().getMetadata().getName();
     List<IPBlock> siblings = siblings(pool.get(), poolBlocks);
@@ -52,7 +59,7 @@ final class PressureRelief {
     Optional<IPBlock> donor =
         subClaim ? Optional.empty() : PoolPressure.donorFor(node, layout, siblings);
     if (donor.isPresent()) {
-      steps.request(
+      return !steps.request(
           donor.get(),
           "IPPool "
               + name
@@ -60,10 +67,10 @@ final class PressureRelief {
               + node
               + " has no free address in its blocks and no block is left to claim",
           now);
-      return;
     }
-    SlotConversion.candidateFor(node, layout, siblings)
-        .ifPresent(slot -> askShare(steps, slot, name, node, now));
+    return SlotConversion.candidateFor(node, layout, siblings)
+        .map(slot -> !askShare(steps, slot, name, node, now))
+        .orElse(false);
   }
 
   /**
@@ -74,15 +81,17 @@ final class PressureRelief {
    * Short here means: holds Exclusive slots of the pool, all full, or holds no Exclusive slot but
    * made a sub-claim within {@link #RECENT} (it needed an address beyond its slots a moment ago).
    * The slot's former holder, whose only slot is now Shared, is not short for that alone.
+   *
+   * @return whether a request was decided but its write conflicted: look again soon
    */
-  void relieveShortNodes(
+  boolean relieveShortNodes(
       Optional<IPPool> pool,
       Function<String, List<IPBlock>> poolBlocks,
       BlockSteps steps,
       Instant now) {
     Optional<PoolLayout> usable = layout(pool);
     if (usable.isEmpty()) {
-      return;
+      return false;
     }
     PoolLayout layout = usable.get();
     String name = pool.get().getMetadata().getName();
@@ -95,10 +104,10 @@ final class PressureRelief {
       }
       Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings);
       if (candidate.isPresent()) {
-        askShare(steps, candidate.get(), name, node, now);
-        return;
+        return !askShare(steps, candidate.get(), name, node, now);
       }
     }
+    return false;
   }
 
   /** The pool's layout, unless the pool is gone, being deleted or describes no layout. */
@@ -119,9 +128,9 @@ final class PressureRelief {
         .toList();
   }
 
-  private static void askShare(
+  private static boolean askShare(
       BlockSteps steps, IPBlock slot, String pool, String node, Instant now) {
-    steps.requestShare(
+    return steps.requestShare(
         slot,
         "IPPool "
             + pool

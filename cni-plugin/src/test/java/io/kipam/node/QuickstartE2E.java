@@ -176,4 +176,81 @@ class QuickstartE2E {
       assertThat(netns).as("the real node's namespace is gone").doesNotContain(nodeNetns.group(1));
     }
   }
+
+  /**
+   * Without root there are no network namespaces, no containerd and no kubelet: the first line says
+   * so and the simulated story runs, and exits 0. As root, the demo is run by the unprivileged user
+   * {@code nobody} ({@code setpriv}) in a clone of its own, with a copy of this machine's Maven
+   * repository as its {@code ~/.m2} (the build runs offline from it, as a second checkout would)
+   * and the control plane binaries built earlier (hard links, {@code KUBE_API_TEST_DIR}); run by
+   * any other user, it runs as that user.
+   */
+  @Test
+  void withoutRootTheFirstLineSaysWhyAndTheSimulatedStoryRuns() throws Exception {
+    Run run;
+    if (Exec.run("id", "-u").stdout().trim().equals("0")) {
+      run = runAsNobody();
+    } else {
+      run = run(shell(command), clone, "unprivileged");
+    }
+    run.assertExit(0);
+    List<String> lines = run.output().lines().toList();
+    assertThat(lines.get(0))
+        .as("one line says why")
+        .startsWith(SIMULATED + "not root")
+        .endsWith("the story runs with simulated nodes");
+    assertThat(lines.get(1)).startsWith("kipam-demo: building kipam");
+    assertThat(assertStory(run.output())).isFalse();
+    assertThat(run.output())
+        .contains("kipam-demo: not root, so no network namespaces")
+        .contains("kipam-demo: everything it started is stopped")
+        .doesNotContain("Exception");
+    System.out.println("./kipam-demo without root printed:\n" + run.output());
+  }
+
+  private static Run runAsNobody() throws Exception {
+    Path base = Files.createTempDirectory("kipam-nobody");
+    try {
+      Path home = base.resolve("home");
+      Path binaries = base.resolve("kubeapitest");
+      Path root = ControlPlaneBinaries.repositoryRoot();
+      Path userHome = Path.of(System.getProperty("user.home"));
+      String kubeApiTest =
+          System.getenv()
+              .getOrDefault("KUBE_API_TEST_DIR", userHome.resolve(".kubeapitest").toString());
+      Files.createDirectories(home);
+      for (List<String> step :
+          List.of(
+              List.of("chmod", "755", base.toString()),
+              List.of("git", "clone", "--quiet", root.toString(), home.resolve("kipam").toString()),
+              List.of(
+                  "cp", "-a", userHome.resolve(".m2").toString(), home.resolve(".m2").toString()),
+              List.of("chown", "-R", "nobody:", home.toString()),
+              List.of("cp", "-al", kubeApiTest, binaries.toString()),
+              List.of("rm", "-f", binaries.resolve("k8s/.kipam-build.lock").toString()),
+              List.of(
+                  "chown", "nobody:", binaries.toString(), binaries.resolve("k8s").toString()))) {
+        run(step, home, "nobody-setup").assertExit(0);
+      }
+      List<String> demo =
+          List.of(
+              "setpriv",
+              "--reuid=nobody",
+              "--regid=nogroup",
+              "--clear-groups",
+              "env",
+              "HOME=" + home,
+              "USER=nobody",
+              "LOGNAME=nobody",
+              "KUBE_API_TEST_DIR=" + binaries,
+              // nobody's passwd home does not exist; Maven takes ~/.m2 from user.home, not HOME.
+              "MAVEN_OPTS=-Duser.home=" + home,
+              "bash",
+              "-c",
+              command);
+      return run(demo, home.resolve("kipam"), "nobody");
+    } finally {
+      new ProcessBuilder("rm", "-rf", base.toString()).start().waitFor();
+    }
+  }
 }

@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The README's first command, run exactly as the README writes it, in a fresh clone of this
  * checkout's last commit: it prints the pods with the addresses kipam gave them, then shows every
- * address back, and exits 0. One instance stays up ({@code --stay}) while two more run one after
- * the other beside it; Ctrl-C (SIGINT to its process group) stops it with nothing left running.
+ * address back, and exits 0; first alone, then beside another instance. One instance stays up
+ * ({@code --stay}) while two more run one after the other beside it; Ctrl-C (SIGINT to its process
+ * group) stops it with nothing left running.
  *
  * <p>Each run's first line says which story it tells. Where a real node can run here, the staying
  * instance tells the real-node story (a Deployment on kubelet and containerd) and the two beside
@@ -136,6 +137,12 @@ class QuickstartE2E {
   @Test
   void theFirstCommandShowsAddressesGivenAndReturnedAlsoBesideAnotherInstance() throws Exception {
     assertThat(command).isEqualTo("./kipam-demo");
+    // Exactly as written, alone: the story this machine can tell (the real node where it can run).
+    Run first = run(shell(command), clone, "first").assertExit(0);
+    assertThat(assertStory(first.output()))
+        .as("the real-node story where a real node can run; it printed:%n%s", first.output())
+        .isEqualTo(HostRuntime.missing().isEmpty());
+    System.out.println("./kipam-demo printed:\n" + first.output());
     Process staying = start(shell("exec setsid " + command + " --stay"), clone, "staying");
     Path stayingLog = clone.getParent().resolve("staying.out");
     await()
@@ -165,7 +172,7 @@ class QuickstartE2E {
     assertThat(staying.waitFor(2, TimeUnit.MINUTES)).as("stopped by Ctrl-C").isTrue();
     assertThat(staying.exitValue()).as(out(stayingLog)).isZero();
     assertThat(out(stayingLog)).contains("everything it started is stopped");
-    for (Run r : List.of(second, third, new Run(0, out(stayingLog)))) {
+    for (Run r : List.of(first, second, third, new Run(0, out(stayingLog)))) {
       assertThat(r.output()).doesNotContain("Exception").doesNotContain("\tat ");
     }
     String netns = Exec.run("ip", "netns", "list").stdout();

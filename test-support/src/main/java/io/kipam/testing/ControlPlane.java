@@ -196,9 +196,8 @@ public final class ControlPlane implements AutoCloseable {
                 // Test data is thrown away with the work directory; fsync only costs time.
                 "--unsafe-no-fsync=true",
                 "--log-level=warn"));
-    this.apiServer =
-        process(
-            "kube-apiserver",
+    List<String> apiServerFlags =
+        new ArrayList<>(
             List.of(
                 "--etcd-servers=" + etcdUrl,
                 "--bind-address=" + (netns == null ? "127.0.0.1" : "0.0.0.0"),
@@ -215,6 +214,16 @@ public final class ControlPlane implements AutoCloseable {
                 // publish for the kubernetes Service; nothing here reaches the API through it.
                 "--endpoint-reconciler-type=none",
                 "--profiling=false"));
+    if (netns != null) {
+      // A real node's kubelet: reached at its InternalIP (its name resolves nowhere), with a
+      // client certificate kubelet trusts, so that kubectl exec and logs work.
+      apiServerFlags.addAll(
+          List.of(
+              "--kubelet-preferred-address-types=InternalIP",
+              "--kubelet-client-certificate=" + files.kubeletClientCert(),
+              "--kubelet-client-key=" + files.kubeletClientKey()));
+    }
+    this.apiServer = process("kube-apiserver", apiServerFlags);
     String server = apiServerUrl();
     this.controllerManager =
         process(
@@ -290,6 +299,9 @@ public final class ControlPlane implements AutoCloseable {
   void start() {
     long begin = System.nanoTime();
     files.writeKeysAndTokens();
+    if (netns != null) {
+      files.writeKubeletClientCertificates();
+    }
     files.writeKubeconfig(ControlPlaneFiles.ADMIN_USER, files.adminToken, apiServerUrl());
     files.writeKubeconfig(
         ControlPlaneFiles.CONTROLLER_MANAGER_USER,
@@ -402,6 +414,11 @@ public final class ControlPlane implements AutoCloseable {
       client = new KubernetesClientBuilder().withConfig(adminConfig()).build();
     }
     return client;
+  }
+
+  /** The CA a real node's kubelet trusts for the API server's client certificate. */
+  public Path kubeletClientCa() {
+    return files.kubeletClientCa();
   }
 
   /** A kubeconfig file for the cluster administrator, for kubectl and kipam's own processes. */

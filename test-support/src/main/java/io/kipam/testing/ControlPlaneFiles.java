@@ -9,8 +9,10 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * The files a fresh control plane needs before it starts: the service-account signing key pair, the
@@ -47,6 +49,86 @@ final class ControlPlaneFiles {
   /** kube-apiserver writes its self-signed serving certificate (and its CA) here. */
   Path apiServerCertificate() {
     return pkiDir().resolve("apiserver.crt");
+  }
+
+  /** The CA kubelet trusts for client certificates: it signed only {@link #kubeletClientCert()}. */
+  Path kubeletClientCa() {
+    return pkiDir().resolve("kubelet-client-ca.crt");
+  }
+
+  /** kube-apiserver's client certificate for kubelet (exec, logs, port-forward). */
+  Path kubeletClientCert() {
+    return pkiDir().resolve("apiserver-kubelet-client.crt");
+  }
+
+  Path kubeletClientKey() {
+    return pkiDir().resolve("apiserver-kubelet-client.key");
+  }
+
+  /**
+   * Writes {@link #kubeletClientCa()} and the API server's client certificate it signed, with
+   * openssl (the JDK has no public API to issue a certificate). Kept for one day: a test's cluster
+   * lives minutes.
+   */
+  void writeKubeletClientCertificates() {
+    Path caKey = pkiDir().resolve("kubelet-client-ca.key");
+    Path csr = pkiDir().resolve("apiserver-kubelet-client.csr");
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=kipam-test-kubelet-client-ca",
+        "-keyout",
+        caKey.toString(),
+        "-out",
+        kubeletClientCa().toString());
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=kube-apiserver-kubelet-client",
+        "-keyout",
+        kubeletClientKey().toString(),
+        "-out",
+        csr.toString());
+    openssl(
+        "x509",
+        "-req",
+        "-days",
+        "1",
+        "-in",
+        csr.toString(),
+        "-CA",
+        kubeletClientCa().toString(),
+        "-CAkey",
+        caKey.toString(),
+        "-CAcreateserial",
+        "-out",
+        kubeletClientCert().toString());
+  }
+
+  private static void openssl(String... args) {
+    List<String> command = new ArrayList<>(List.of("openssl"));
+    command.addAll(List.of(args));
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (p.waitFor() != 0) {
+        throw new IllegalStateException("openssl " + args[0] + " failed: " + out.strip());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run openssl", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running openssl", e);
+    }
   }
 
   Path tokenFile() {

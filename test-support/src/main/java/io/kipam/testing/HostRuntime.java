@@ -69,6 +69,9 @@ public final class HostRuntime {
     if (!onPath("ip") || !onPath("nsenter")) {
       return Optional.of("no iproute2 (ip) or no util-linux (nsenter)");
     }
+    if (!onPath("openssl")) {
+      return Optional.of("no openssl (it writes the API server's client certificate for kubelet)");
+    }
     if (onPath("containerd") && onPath("ctr") && onPath("runc")) {
       return Optional.empty();
     }

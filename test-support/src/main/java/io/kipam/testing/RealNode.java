@@ -261,7 +261,8 @@ public final class RealNode implements AutoCloseable {
     return images;
   }
 
-  Path containerdSocket() {
+  /** containerd's socket, for {@code ctr --address} or {@code CONTAINERD_ADDRESS}. */
+  public Path containerdSocket() {
     return workDir.resolve("containerd/containerd.sock");
   }
 
@@ -313,6 +314,8 @@ public final class RealNode implements AutoCloseable {
         "    enabled: false",
         "  webhook:",
         "    enabled: false",
+        "  x509:",
+        "    clientCAFile: " + controlPlane.kubeletClientCa(),
         "authorization:",
         "  mode: AlwaysAllow",
         "resolvConf: \"\"",

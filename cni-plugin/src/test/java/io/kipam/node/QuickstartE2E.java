@@ -233,7 +233,13 @@ class QuickstartE2E {
               List.of(
                   "cp", "-a", userHome.resolve(".m2").toString(), home.resolve(".m2").toString()),
               List.of("chown", "-R", "nobody:", home.toString()),
-              List.of("cp", "-al", kubeApiTest, binaries.toString()),
+              // Hard links where /tmp and the binaries share a file system, else a copy.
+              List.of(
+                  "bash",
+                  "-c",
+                  "cp -al \"$0\" \"$1\" 2>/dev/null || { rm -rf \"$1\"; cp -a \"$0\" \"$1\"; }",
+                  kubeApiTest,
+                  binaries.toString()),
               List.of("rm", "-f", binaries.resolve("k8s/.kipam-build.lock").toString()),
               List.of(
                   "chown", "nobody:", binaries.toString(), binaries.resolve("k8s").toString()))) {

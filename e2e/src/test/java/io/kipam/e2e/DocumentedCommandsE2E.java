@@ -5,12 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.RealNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,8 +42,7 @@ import org.junit.jupiter.api.Test;
  */
 class DocumentedCommandsE2E {
 
-  private static final String POOL_FILE = "config/samples/ippool-ipv4.yaml";
-  private static final String POOL = "pods-v4";
+  private static final String POOL = KipamOnRealNode.samplePoolName();
   private static final List<String> NAMESPACES = List.of("shop", "my-team");
   private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(3);
   private static final Pattern HEADER = Pattern.compile("[A-Z][A-Z0-9]*(\\s+[A-Z][A-Z0-9]*)*");
@@ -166,24 +163,8 @@ class DocumentedCommandsE2E {
     client = node.client();
     kipam = KipamOnRealNode.install(node, "kipam-docs", List.of(POOL));
     kipam.awaitReady();
-    node.controlPlane().kubectl("apply", "-f", ROOT.resolve(POOL_FILE).toString());
-    await()
-        .atMost(Duration.ofMinutes(2))
-        .untilAsserted(
-            () -> {
-              IPPool pool = client.resources(IPPool.class).withName(POOL).get();
-              assertThat(pool.getStatus()).isNotNull();
-              assertThat(pool.getStatus().getConditions())
-                  .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-              assertThat(
-                      client
-                          .nodes()
-                          .withName(RealNode.NODE_NAME)
-                          .get()
-                          .getStatus()
-                          .getAllocatable())
-                  .containsKey("kipam.io/ip");
-            });
+    kipam.applySamplePool(Duration.ofMinutes(2));
+    await().atMost(Duration.ofMinutes(2)).until(() -> kipam.nodeCapacity() > 0);
     for (String ns : NAMESPACES) {
       client
           .namespaces()
@@ -274,10 +255,13 @@ class DocumentedCommandsE2E {
   private static List<String> runHere(DocumentedCommand documented, String command) {
     List<String> problems = new ArrayList<>();
     try {
+      // Both streams go to files, so a command that hangs is stopped at the timeout.
+      Path stdout = Files.createTempFile("kipam-docs-", ".out");
       Path stderr = Files.createTempFile("kipam-docs-", ".err");
       ProcessBuilder builder =
           new ProcessBuilder("bash", "-c", command)
               .directory(ROOT.toFile())
+              .redirectOutput(stdout.toFile())
               .redirectError(stderr.toFile());
       Map<String, String> env = builder.environment();
       env.put("KUBECONFIG", node.kubeconfig().toString());
@@ -286,7 +270,6 @@ class DocumentedCommandsE2E {
       env.put("CONTAINERD_ADDRESS", node.containerdSocket().toString());
       Process process = builder.start();
       process.getOutputStream().close();
-      String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (!process.waitFor(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
         process.destroyForcibly();
         problems.add("still running after " + COMMAND_TIMEOUT);
@@ -294,6 +277,8 @@ class DocumentedCommandsE2E {
         problems.add(
             "exit " + process.exitValue() + "; stderr: " + Files.readString(stderr).strip());
       }
+      String out = Files.readString(stdout);
+      Files.delete(stdout);
       Files.delete(stderr);
       out.lines().limit(12).forEach(l -> printed.append("    | ").append(l).append('\n'));
       String shown = header(documented.shownOutput());

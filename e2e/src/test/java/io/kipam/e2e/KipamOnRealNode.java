@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.RealNode;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +43,10 @@ final class KipamOnRealNode implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KipamOnRealNode.class);
 
   static final String NAMESPACE = "kipam-system";
+
+  /** The sample pool the README, the docs and the quickstart use. */
+  static final String SAMPLE_POOL_FILE = "config/samples/ippool-ipv4.yaml";
+
   private static final String PAUSED = "kipam.io/e2e-node-daemon-paused";
   private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
 
@@ -196,6 +205,47 @@ final class KipamOnRealNode implements AutoCloseable {
           node.controlPlane().kubectl("describe", "pods", "-n", NAMESPACE));
       throw e;
     }
+  }
+
+  /** The sample pool's name, as its file writes it. */
+  static String samplePoolName() {
+    Path file = ControlPlaneBinaries.repositoryRoot().resolve(SAMPLE_POOL_FILE);
+    try (InputStream in = Files.newInputStream(file)) {
+      return Serialization.unmarshal(in, IPPool.class).getMetadata().getName();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + SAMPLE_POOL_FILE, e);
+    }
+  }
+
+  /** Applies the sample pool with kubectl, waits until it is Ready and returns its name. */
+  String applySamplePool(Duration within) {
+    Path file = ControlPlaneBinaries.repositoryRoot().resolve(SAMPLE_POOL_FILE);
+    node.controlPlane().kubectl("apply", "-f", file.toString());
+    String name = samplePoolName();
+    await()
+        .atMost(within)
+        .until(
+            () -> {
+              IPPool p = node.client().resources(IPPool.class).withName(name).get();
+              return p != null
+                  && p.getStatus() != null
+                  && p.getStatus().getConditions().stream()
+                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+            });
+    return name;
+  }
+
+  /** What the operator publishes as {@code kipam.io/ip} on the node: the scheduler's count. */
+  long nodeCapacity() {
+    Quantity quantity =
+        node.client()
+            .nodes()
+            .withName(RealNode.NODE_NAME)
+            .get()
+            .getStatus()
+            .getAllocatable()
+            .get("kipam.io/ip");
+    return quantity == null ? 0 : quantity.getNumericalAmount().longValue();
   }
 
   static boolean isReady(Pod pod) {

@@ -62,7 +62,7 @@ class RealNodeKipamE2E {
     client.resource(pool()).create();
     await()
         .atMost(Duration.ofMinutes(1))
-        .untilAsserted(() -> assertThat(nodeCapacity()).isGreaterThanOrEqualTo(30));
+        .untilAsserted(() -> assertThat(kipam.nodeCapacity()).isGreaterThanOrEqualTo(30));
     for (String ns : NAMESPACES) {
       client
           .namespaces()
@@ -239,7 +239,7 @@ class RealNodeKipamE2E {
   @Test
   @Order(3)
   void aPodBeyondTheNodesAddressesWaitsUntilOneFreesUp() {
-    long capacity = nodeCapacity();
+    long capacity = kipam.nodeCapacity();
     System.out.printf("kipam.io/ip on the node: %d%n", capacity);
     for (String ns : NAMESPACES) {
       client.apps().deployments().inNamespace(ns).withName("web").scale(10);
@@ -447,19 +447,6 @@ class RealNodeKipamE2E {
     IPPool pool = client.resources(IPPool.class).withName(POOL).get();
     assertThat(pool.getStatus()).isNotNull();
     return pool.getStatus();
-  }
-
-  /** What the operator publishes as {@code kipam.io/ip} on the node: the scheduler's count. */
-  static long nodeCapacity() {
-    Quantity q =
-        client
-            .nodes()
-            .withName(RealNode.NODE_NAME)
-            .get()
-            .getStatus()
-            .getAllocatable()
-            .get("kipam.io/ip");
-    return q == null ? 0 : q.getNumericalAmount().longValue();
   }
 
   static double seconds(long since) {

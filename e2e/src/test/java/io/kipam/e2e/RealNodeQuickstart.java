@@ -1,19 +1,14 @@
 package io.kipam.e2e;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.RealNode;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +30,7 @@ import org.awaitility.Awaitility;
  */
 public final class RealNodeQuickstart {
 
-  private static final String POOL_FILE = "config/samples/ippool-ipv4.yaml";
+  private static final String POOL_FILE = KipamOnRealNode.SAMPLE_POOL_FILE;
   private static final int PODS = 6;
   private static final Duration STEP_TIMEOUT = Duration.ofMinutes(4);
 
@@ -109,46 +104,20 @@ public final class RealNodeQuickstart {
 
   private void installKipam() {
     step = "installing kipam from config/default";
-    kipam = KipamOnRealNode.install(node, "kipam-demo", List.of(poolName()));
+    kipam = KipamOnRealNode.install(node, "kipam-demo", List.of(KipamOnRealNode.samplePoolName()));
     kipam.awaitReady();
     progress(
         "kipam installed with kubectl apply -k (config/default): kipam-operator and kipam-node"
             + " Ready");
   }
 
-  private static String poolName() {
-    return pool().getMetadata().getName();
-  }
-
-  private static IPPool pool() {
-    try (InputStream in =
-        Files.newInputStream(ControlPlaneBinaries.repositoryRoot().resolve(POOL_FILE))) {
-      return Serialization.unmarshal(in, IPPool.class);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + POOL_FILE, e);
-    }
-  }
-
   private String applyPool() {
     step = "applying " + POOL_FILE;
-    node.controlPlane()
-        .kubectl(
-            "apply", "-f", ControlPlaneBinaries.repositoryRoot().resolve(POOL_FILE).toString());
-    String name = poolName();
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(name).get();
-              return p != null
-                  && p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-            });
+    String name = kipam.applySamplePool(STEP_TIMEOUT);
     progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
     // The pods request kipam.io/ip; the scheduler places them once the operator has published it.
     step = "waiting for kipam.io/ip on node " + RealNode.NODE_NAME;
-    Awaitility.await().atMost(STEP_TIMEOUT).until(() -> nodeCapacity() >= PODS);
+    Awaitility.await().atMost(STEP_TIMEOUT).until(() -> kipam.nodeCapacity() >= PODS);
     return name;
   }
 
@@ -208,18 +177,6 @@ public final class RealNodeQuickstart {
     show("get", "ipaddresses.kipam.io", "-A");
     show("get", "ippools.kipam.io", pool);
     System.out.println();
-  }
-
-  private long nodeCapacity() {
-    Quantity quantity =
-        client
-            .nodes()
-            .withName(RealNode.NODE_NAME)
-            .get()
-            .getStatus()
-            .getAllocatable()
-            .get("kipam.io/ip");
-    return quantity == null ? 0 : quantity.getNumericalAmount().longValue();
   }
 
   private List<Pod> pods() {

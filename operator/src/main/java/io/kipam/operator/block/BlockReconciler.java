@@ -138,7 +138,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       boolean unwritten =
           SlotConversion.asked(block)
               && pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
-      return recheckAfter(Optional.of(AFTER_CONFLICT).filter(d -> unwritten));
+      return unwritten ? recheckAfter(Optional.of(AFTER_CONFLICT)) : UpdateControl.noUpdate();
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
     if (absence.isPresent() && !answeredReady(block)) {

@@ -31,6 +31,14 @@ public final class ApiConstants {
   public static final String FINALIZER_BLOCK_PROTECTION = GROUP + "/block-protection";
 
   /**
+   * On every IPAddress kipam-node creates, set in the create itself: the address stays taken until
+   * its attachment is over (CNI DEL or GC handled, its pod gone or finished), whoever deleted the
+   * object. The holding node's daemon removes it; kipam-operator only for a node without a live
+   * daemon (its Node gone past the grace period). See docs/architecture.md.
+   */
+  public static final String FINALIZER_ATTACHMENT = GROUP + "/attachment";
+
+  /**
    * The extended resource the operator publishes on each Node: IPs that node can still hand out.
    */
   public static final String EXTENDED_RESOURCE_IP = GROUP + "/ip";

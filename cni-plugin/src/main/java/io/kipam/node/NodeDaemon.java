@@ -8,6 +8,8 @@ import io.kipam.node.alloc.BlockStatusReporter;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.ReleaseResponder;
 import io.kipam.node.alloc.SlotConverter;
+import io.kipam.node.kube.AddressEvents;
+import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
@@ -37,6 +39,9 @@ import org.slf4j.LoggerFactory;
 public final class NodeDaemon implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(NodeDaemon.class);
+
+  /** How often an object of another node that holds a name this node wanted is read again. */
+  private static final Duration FOREIGN = Duration.ofSeconds(10);
 
   private final NodeSettings settings;
   private NodeLock lock;
@@ -84,7 +89,12 @@ public final class NodeDaemon implements AutoCloseable {
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
     WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
-    KubernetesStore store = new KubernetesStore(client, watch::poolUid, limiter);
+    KubernetesStore store =
+        new KubernetesStore(
+            client,
+            watch::poolUid,
+            limiter,
+            () -> watch.self() == null ? null : watch.self().getMetadata().getUid());
     Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =
@@ -99,8 +109,20 @@ public final class NodeDaemon implements AutoCloseable {
     server.start();
     background = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-settle"));
     // Uncertain writes are settled by a fresh read once any write still in flight has landed.
+    // Then: objects of other nodes that held a name this node wanted are read again now and then,
+    // and each address whose IPAddress was deleted is freed once its attachment is over.
+    AttachmentKeeper keeper =
+        new AttachmentKeeper(
+            watch, ledger, allocator, store, new AddressEvents(client, settings.node(), clock));
     background.scheduleWithFixedDelay(
-        () -> allocator.settle(settings.settleAfter()), 1, 1, TimeUnit.SECONDS);
+        () -> {
+          guarded("settling uncertain writes", () -> allocator.settle(settings.settleAfter()));
+          guarded("reading other nodes' objects again", () -> allocator.recheckForeign(FOREIGN));
+          guarded("ending attachments", keeper::keep);
+        },
+        1,
+        1,
+        TimeUnit.SECONDS);
     // The node's blocks, on a thread of their own so a slow status write never holds up settling:
     // release answers first (an operator waits on them), then blocks going back, then counts.
     blocks = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "kipam-blocks"));

@@ -30,7 +30,8 @@ public interface AllocationStore {
   void releaseBlock(String pool, Cidr block, String uid);
 
   /**
-   * Creates the IPAddress of {@code lease}, owned by its pod. Returns the lease with the new
+   * Creates the IPAddress of {@code lease}, owned by its holder (its pod, or for a static pod its
+   * Node) and born with the finalizer {@code kipam.io/attachment}. Returns the lease with the new
    * object's UID, or null when an object of that name already exists in that namespace (409).
    */
   Lease createAddress(Lease lease);
@@ -43,9 +44,17 @@ public interface AllocationStore {
 
   /**
    * Deletes the IPAddress of {@code lease} if it is still the object with {@code
-   * lease.objectUid()}; succeeds when it is gone already.
+   * lease.objectUid()}, and ends its attachment (removes {@code kipam.io/attachment} from it);
+   * succeeds when it is gone already. Only once both are done is the address free.
    */
   void deleteAddress(Lease lease);
+
+  /**
+   * Ends the attachment of the IPAddress of {@code lease}, which someone else has deleted: removes
+   * {@code kipam.io/attachment} from the object {@code lease.objectUid()} if it is still being
+   * deleted and carries it; succeeds when there is nothing to do.
+   */
+  void endAttachment(Lease lease);
 
   /**
    * Creates the sub-claim of {@code ip} (a host-prefix IPBlock with {@code spec.parent}) in the

@@ -142,7 +142,7 @@ public final class Allocator {
     Optional<Lease> found = store.readAddress(u.wanted());
     if (found.isPresent()) {
       Lease object = found.get();
-      ledger.leaseSeen(object);
+      recordFound(object);
       if (object.attachment().equals(request.attachment())
           && object.pod().uid().equals(request.pod().uid())) {
         log.info(
@@ -556,10 +556,58 @@ public final class Allocator {
   public record PodName(String namespace, String name) {}
 
   private void release(Lease lease) {
+    ledger.releasing(lease);
     store.deleteAddress(lease);
+    released(lease, "released");
+  }
+
+  /**
+   * Ends the attachment of {@code lease}, whose IPAddress someone else has deleted (a hand delete,
+   * the garbage collector, a namespace being deleted) and whose attachment is now over: removes the
+   * finalizer, and the address rests like any released one. Nothing is done when the attachment's
+   * record is another object by now (a DEL got there first).
+   */
+  public void endAttachment(Lease lease) {
+    attachmentLocks.with(
+        lease.attachment(),
+        () -> {
+          if (isCurrent(lease)) {
+            ledger.releasing(lease);
+            store.endAttachment(lease);
+            released(lease, "ended the attachment of");
+          }
+          return null;
+        });
+  }
+
+  /**
+   * Releases {@code lease}, whose pod has finished (phase Succeeded or Failed): a finished pod
+   * holds nothing, whether or not its DEL ever comes. Nothing is done when the attachment's record
+   * is another object by now.
+   */
+  public void releaseFinished(Lease lease) {
+    attachmentLocks.with(
+        lease.attachment(),
+        () -> {
+          if (isCurrent(lease)) {
+            release(lease);
+          }
+          return null;
+        });
+  }
+
+  private boolean isCurrent(Lease lease) {
+    return ledger
+        .leaseOf(lease.pool(), lease.attachment())
+        .map(l -> l.object().equals(lease.object()))
+        .orElse(false);
+  }
+
+  private void released(Lease lease, String what) {
     ledger.released(lease);
     log.info(
-        "released {} of pool {} from {}/{}",
+        "{} {} of pool {} from {}/{}",
+        what,
         lease.ip(),
         lease.pool(),
         lease.pod().namespace(),
@@ -581,6 +629,41 @@ public final class Allocator {
                     e.toString());
               }
             });
+  }
+
+  /**
+   * Reads again each object of another node that holds a name this node wanted (see {@link
+   * Ledger#foreignSeen}) and last read {@code every} ago: gone, or another object by now, and its
+   * address is free again after resting, without a restart.
+   */
+  public void recheckForeign(Duration every) {
+    for (Lease lease : ledger.foreignDue(every)) {
+      try {
+        Optional<Lease> now = store.readAddress(lease);
+        if (now.isEmpty() || !lease.objectUid().equals(now.get().objectUid())) {
+          log.info(
+              "IPAddress {}/{} of node {}, which held {} of pool {}, is gone",
+              lease.pod().namespace(),
+              lease.name(),
+              lease.node(),
+              lease.ip(),
+              lease.pool());
+          ledger.objectGone(lease.address(), lease.object());
+          now.ifPresent(this::recordFound);
+        }
+      } catch (RuntimeException e) {
+        log.info("cannot read {} again yet: {}", lease.ip(), e.toString());
+      }
+    }
+  }
+
+  /** An object a fresh read found: this node's is recorded as usual, another's as foreign. */
+  private void recordFound(Lease object) {
+    if (ledger.node().equals(object.node())) {
+      ledger.leaseSeen(object);
+    } else {
+      ledger.foreignSeen(object);
+    }
   }
 
   /**
@@ -616,7 +699,7 @@ public final class Allocator {
       // settled it): nobody was told of this address, so it goes.
       release(object);
     } else {
-      ledger.leaseSeen(object);
+      recordFound(object);
     }
     log.info(
         "settled {} of pool {}: it was held by {}/{} ({})",

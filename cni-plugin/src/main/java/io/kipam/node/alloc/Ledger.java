@@ -63,6 +63,7 @@ public final class Ledger {
   private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
   private final Map<ObjectRef, Instant> firstSeen = new HashMap<>();
   private final Map<ObjectRef, Instant> tombstones = new LinkedHashMap<>();
+  private final Map<ObjectRef, ForeignObject> foreign = new LinkedHashMap<>();
   private final Set<AddressKey> reserved = new HashSet<>();
   private final Map<AddressKey, Uncertain> uncertain = new HashMap<>();
   private final RestingAddresses resting = new RestingAddresses();
@@ -73,6 +74,20 @@ public final class Ledger {
   @FunctionalInterface
   public interface ReleaseListener {
     void released(String pool, IpAddress ip, Instant at);
+  }
+
+  /**
+   * An IPAddress object of another node (or of no node) that a fresh read found holding a name this
+   * node wanted: no watch of this node tells when it goes, so it is read again now and then.
+   */
+  private static final class ForeignObject {
+    final Lease lease;
+    Instant checked;
+
+    ForeignObject(Lease lease, Instant checked) {
+      this.lease = lease;
+      this.checked = checked;
+    }
   }
 
   /** An attachment's claim on a pool: at most one address each. */
@@ -294,6 +309,7 @@ public final class Ledger {
    */
   public synchronized void objectGone(AddressKey address, ObjectRef ref) {
     tombstones.remove(ref);
+    foreign.remove(ref);
     firstSeen.remove(ref);
     Set<ObjectRef> bad = unreadable.get(address);
     if (bad != null && bad.remove(ref) && bad.isEmpty()) {
@@ -345,11 +361,61 @@ public final class Ledger {
     return seen != null && !seen.plus(age).isAfter(clock.instant());
   }
 
-  /** Every readable IPAddress object of this node. */
+  /** Every readable IPAddress object of this node (not the foreign ones it has met). */
   public synchronized List<Lease> leases() {
     List<Lease> all = new ArrayList<>();
-    holders.values().forEach(objects -> all.addAll(objects.values()));
+    holders
+        .values()
+        .forEach(
+            objects ->
+                objects.forEach(
+                    (ref, lease) -> {
+                      if (!foreign.containsKey(ref)) {
+                        all.add(lease);
+                      }
+                    }));
     return all;
+  }
+
+  /**
+   * A fresh read found {@code lease}'s object, which is not this node's (another node's, or written
+   * by hand), holding an address this node wanted: the address is taken while it exists. This
+   * node's watches never tell when it goes, so {@link #foreignDue} returns it for another read now
+   * and then, and {@link #objectGone} ends it.
+   */
+  public synchronized void foreignSeen(Lease lease) {
+    leaseSeen(lease);
+    if (holders.getOrDefault(lease.address(), Map.of()).containsKey(lease.object())
+        && (foreign.containsKey(lease.object()) || foreign.size() < MAX_TOMBSTONES)) {
+      foreign.put(lease.object(), new ForeignObject(lease, clock.instant()));
+    }
+  }
+
+  /**
+   * The foreign objects (see {@link #foreignSeen}) last read {@code every} ago or longer, marked as
+   * read now.
+   */
+  public synchronized List<Lease> foreignDue(Duration every) {
+    Instant now = clock.instant();
+    List<Lease> due = new ArrayList<>();
+    for (ForeignObject f : foreign.values()) {
+      if (!f.checked.plus(every).isAfter(now)) {
+        f.checked = now;
+        due.add(f.lease);
+      }
+    }
+    return due;
+  }
+
+  /**
+   * The address of {@code lease} is about to be released by this node: its release is recorded (for
+   * the reuse delay, across a restart) before the write that frees it, so no restart between the
+   * two can lose it.
+   */
+  public synchronized void releasing(Lease lease) {
+    Instant now = clock.instant();
+    resting.rest(lease.address(), now);
+    releaseListener.released(lease.pool(), lease.ip(), now);
   }
 
   public synchronized List<Cidr> ownBlocks(String pool) {
@@ -744,6 +810,7 @@ public final class Ledger {
         "attachments", byAttachment.size(),
         "firstSeen", firstSeen.size(),
         "tombstones", tombstones.size(),
+        "foreign", foreign.size(),
         "resting", resting.size(),
         "uncertain", uncertain.size(),
         "reserved", reserved.size());

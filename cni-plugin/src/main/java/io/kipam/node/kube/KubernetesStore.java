@@ -1,11 +1,14 @@
 package io.kipam.node.kube;
 
 import io.fabric8.kubernetes.api.model.DeleteOptions;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.http.HttpRequest;
@@ -24,6 +27,7 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.node.alloc.AllocationStore;
 import io.kipam.node.alloc.Lease;
+import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
 import io.kipam.node.alloc.WriteOutcomeUnknownException;
@@ -39,6 +43,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,15 +71,22 @@ public final class KubernetesStore implements AllocationStore {
   private final KubernetesClient client;
   private final Function<String, String> poolUid;
   private final WriteRateLimiter limiter;
+  private final Supplier<String> nodeUid;
 
   /**
    * @param poolUid the UID of an IPPool by name, from the node's pool cache (null if unknown)
+   * @param nodeUid the UID of this node's Node object, from the node's watch (null if unknown): the
+   *     holder of a static pod's addresses
    */
   public KubernetesStore(
-      KubernetesClient client, Function<String, String> poolUid, WriteRateLimiter limiter) {
+      KubernetesClient client,
+      Function<String, String> poolUid,
+      WriteRateLimiter limiter,
+      Supplier<String> nodeUid) {
     this.client = client;
     this.poolUid = poolUid;
     this.limiter = limiter;
+    this.nodeUid = nodeUid;
   }
 
   @Override
@@ -231,31 +243,43 @@ public final class KubernetesStore implements AllocationStore {
   }
 
   /**
-   * Removes this node's finalizer from the block object {@code uid} once it is being deleted: a
-   * patch with the resourceVersion of {@code deleted} (the delete's answer) or, without it or after
-   * a conflict, of a fresh read.
+   * Removes this node's finalizer from the block object {@code uid} once it is being deleted (see
+   * {@link #removeFinalizer}).
    */
   private void removeProtection(String name, String uid, IPBlock deleted) {
-    IPBlock fresh = deleted;
+    removeFinalizer(
+        client.resources(IPBlock.class).withName(name),
+        "IPBlock " + name,
+        uid,
+        ApiConstants.FINALIZER_BLOCK_PROTECTION,
+        deleted);
+  }
+
+  /**
+   * Removes {@code finalizer} from the object {@code uid} once it is being deleted: a patch with
+   * the resourceVersion of {@code known} (an answer the caller has) or, without it or after a
+   * conflict, of a fresh read. Nothing to do when the object is gone, is another object now, is not
+   * being deleted or no longer carries the finalizer.
+   */
+  private <T extends HasMetadata> void removeFinalizer(
+      Resource<T> resource, String what, String uid, String finalizer, T known) {
+    T fresh = known;
     for (int attempt = 0; attempt < 5; attempt++) {
       if (fresh == null) {
         try {
-          fresh = client.resources(IPBlock.class).withName(name).get();
+          fresh = resource.get();
         } catch (KubernetesClientException e) {
-          throw translate("read IPBlock " + name, e, false);
+          throw translate("read " + what, e, false);
         }
       }
       if (fresh == null
           || !uid.equals(fresh.getMetadata().getUid())
           || fresh.getMetadata().getDeletionTimestamp() == null
-          || !fresh
-              .getMetadata()
-              .getFinalizers()
-              .contains(ApiConstants.FINALIZER_BLOCK_PROTECTION)) {
+          || !fresh.getMetadata().getFinalizers().contains(finalizer)) {
         return;
       }
       List<String> rest = new ArrayList<>(fresh.getMetadata().getFinalizers());
-      rest.remove(ApiConstants.FINALIZER_BLOCK_PROTECTION);
+      rest.remove(finalizer);
       Map<String, Object> patch =
           Map.of(
               "metadata",
@@ -263,23 +287,20 @@ public final class KubernetesStore implements AllocationStore {
                   "resourceVersion", fresh.getMetadata().getResourceVersion(), "finalizers", rest));
       try {
         limiter.acquire();
-        client
-            .resources(IPBlock.class)
-            .withName(name)
-            .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+        resource.patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
         return;
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {
           return;
         }
         if (e.getCode() != 409) {
-          throw translate("remove the finalizer of IPBlock " + name, e, false);
+          throw translate("remove the finalizer " + finalizer + " of " + what, e, false);
         }
         fresh = null;
       }
     }
     throw new StoreUnavailableException(
-        "cannot remove the finalizer of IPBlock " + name + ": it kept changing", null);
+        "cannot remove the finalizer " + finalizer + " of " + what + ": it kept changing", null);
   }
 
   @Override
@@ -298,14 +319,9 @@ public final class KubernetesStore implements AllocationStore {
             .withName(lease.name())
             .withNamespace(lease.pod().namespace())
             .withLabels(labels)
-            .withOwnerReferences(
-                new OwnerReferenceBuilder()
-                    .withApiVersion("v1")
-                    .withKind("Pod")
-                    .withName(lease.pod().name())
-                    .withUid(lease.pod().uid())
-                    .withBlockOwnerDeletion(false)
-                    .build())
+            // The address stays taken until its attachment is over, whoever deletes the object.
+            .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
+            .withOwnerReferences(holder(lease))
             .build());
     IPAddressSpec spec = new IPAddressSpec();
     spec.setIp(lease.ip().toString());
@@ -330,6 +346,40 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
+  /**
+   * The owner reference of an address's holder: its Pod, or for a static pod its Node (a mirror Pod
+   * is created again with a new UID whenever someone deletes it, and the garbage collector would
+   * then take the address of a sandbox that still runs).
+   */
+  private OwnerReference holder(Lease lease) {
+    PodRef pod = lease.pod();
+    if (!pod.staticPod()) {
+      return owner("Pod", pod.name(), pod.uid());
+    }
+    String uid = nodeUid.get();
+    if (uid == null) {
+      throw new StoreUnavailableException(
+          "the Node object, holder of static pod "
+              + pod.namespace()
+              + "/"
+              + pod.name()
+              + "'s addresses, is not known yet",
+          null);
+    }
+    return owner("Node", lease.node(), uid);
+  }
+
+  private static OwnerReference owner(String kind, String name, String uid) {
+    return new OwnerReferenceBuilder()
+        .withApiVersion("v1")
+        .withKind(kind)
+        .withName(name)
+        .withUid(uid)
+        .withController(true)
+        .withBlockOwnerDeletion(false)
+        .build();
+  }
+
   @Override
   public Optional<Lease> readAddress(Lease lease) {
     try {
@@ -346,17 +396,110 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
+  /**
+   * Deletes the IPAddress (UID precondition), then ends its attachment: removes {@code
+   * kipam.io/attachment} from the deleted object, so the address is free. Two writes; the second
+   * failing leaves the object Terminating and the DEL failed, so the runtime's retry finishes it.
+   */
   @Override
   public void deleteAddress(Lease lease) {
-    delete(
-        "/apis/"
-            + ApiConstants.API_VERSION
-            + "/namespaces/"
-            + encode(lease.pod().namespace())
-            + "/ipaddresses/"
-            + encode(lease.name()),
+    Optional<String> answer =
+        delete(addressPath(lease), lease.objectUid(), "delete " + what(lease));
+    endAttachment(lease, answer.flatMap(KubernetesStore::addressIn).orElse(null));
+  }
+
+  @Override
+  public void endAttachment(Lease lease) {
+    endAttachment(lease, null);
+  }
+
+  private void endAttachment(Lease lease, IPAddress deleted) {
+    removeFinalizer(
+        client
+            .resources(IPAddress.class)
+            .inNamespace(lease.pod().namespace())
+            .withName(lease.name()),
+        what(lease),
         lease.objectUid(),
-        "delete IPAddress " + lease.pod().namespace() + "/" + lease.name());
+        ApiConstants.FINALIZER_ATTACHMENT,
+        deleted);
+  }
+
+  /**
+   * Gives an IPAddress written before kipam.io/attachment existed what a new one has: the finalizer
+   * and, for a static pod's address ({@code toNode}), its Node as holder in place of the mirror
+   * Pod. A JSON patch that tests the object's UID and resourceVersion, so it changes only the
+   * object as it was read; 404 and 409 (gone or changed meanwhile) are left to the next look.
+   */
+  public void adopt(IPAddress address, boolean toNode, String nodeUid) {
+    var meta = address.getMetadata();
+    List<Map<String, Object>> ops = new ArrayList<>();
+    ops.add(Map.of("op", "test", "path", "/metadata/uid", "value", meta.getUid()));
+    ops.add(
+        Map.of(
+            "op", "test", "path", "/metadata/resourceVersion", "value", meta.getResourceVersion()));
+    List<String> finalizers =
+        new ArrayList<>(meta.getFinalizers() == null ? List.of() : meta.getFinalizers());
+    if (!finalizers.contains(ApiConstants.FINALIZER_ATTACHMENT)) {
+      finalizers.add(ApiConstants.FINALIZER_ATTACHMENT);
+      ops.add(Map.of("op", "add", "path", "/metadata/finalizers", "value", finalizers));
+    }
+    if (toNode) {
+      ops.add(
+          Map.of(
+              "op",
+              "add",
+              "path",
+              "/metadata/ownerReferences",
+              "value",
+              List.of(owner("Node", address.getSpec().getNode(), nodeUid))));
+    }
+    String what = "IPAddress " + meta.getNamespace() + "/" + meta.getName();
+    try {
+      limiter.acquire();
+      client
+          .resources(IPAddress.class)
+          .inNamespace(meta.getNamespace())
+          .withName(meta.getName())
+          .patch(PatchContext.of(PatchType.JSON), Serialization.asJson(ops));
+      log.info(
+          "gave {} the finalizer {}{}",
+          what,
+          ApiConstants.FINALIZER_ATTACHMENT,
+          toNode ? " and its Node as holder (a static pod's address)" : "");
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
+        return; // gone or changed since it was read (a failed test op is 422): looked at again
+      }
+      throw translate("add the finalizer to " + what, e, false);
+    }
+  }
+
+  private static String addressPath(Lease lease) {
+    return "/apis/"
+        + ApiConstants.API_VERSION
+        + "/namespaces/"
+        + encode(lease.pod().namespace())
+        + "/ipaddresses/"
+        + encode(lease.name());
+  }
+
+  private static String what(Lease lease) {
+    return "IPAddress " + lease.pod().namespace() + "/" + lease.name();
+  }
+
+  /**
+   * The IPAddress a delete answered with (the object its finalizer keeps), if that is what it is.
+   */
+  private static Optional<IPAddress> addressIn(String answer) {
+    try {
+      Map<?, ?> object = Serialization.unmarshal(answer, Map.class);
+      return IPAddress.KIND.equals(object.get("kind"))
+          ? Optional.of(Serialization.unmarshal(answer, IPAddress.class))
+          : Optional.empty();
+    } catch (RuntimeException unreadable) {
+      return Optional.empty(); // read afresh instead
+    }
   }
 
   /**

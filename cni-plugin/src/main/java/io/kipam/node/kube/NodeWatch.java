@@ -57,6 +57,7 @@ public final class NodeWatch implements AutoCloseable {
   private SharedIndexInformer<IPPool> pools;
   private SharedIndexInformer<Pod> pods;
   private SharedIndexInformer<Node> self;
+  private SharedIndexInformer<IPAddress> addresses;
 
   /**
    * @param sharedSlots {@code KIPAM_SHARED_SLOTS}, see {@link PoolPolicy#PoolPolicy(boolean)}
@@ -85,7 +86,7 @@ public final class NodeWatch implements AutoCloseable {
             .runnableInformer(0);
     FirstList<IPBlock> blocksListed = new FirstList<>();
     blocks.addEventHandler(blocksListed.track(handler(this::ownBlockSeen, this::blockGone)));
-    SharedIndexInformer<IPAddress> addresses =
+    addresses =
         client
             .resources(IPAddress.class)
             .inAnyNamespace()
@@ -301,7 +302,40 @@ public final class NodeWatch implements AutoCloseable {
               + runtimeUid.orElse("")
               + " the runtime passed (nor is it a mirror pod of that UID)");
     }
-    return new PodRef(namespace, name, pod.getMetadata().getUid());
+    return new PodRef(namespace, name, pod.getMetadata().getUid(), mirror(pod));
+  }
+
+  /** Whether {@code pod} is the mirror Pod of a static pod. */
+  static boolean mirror(Pod pod) {
+    Map<String, String> annotations = pod.getMetadata().getAnnotations();
+    return annotations != null && annotations.containsKey(MIRROR_ANNOTATION);
+  }
+
+  /** This node's Node object as the node's watch last showed it; null when it does not exist. */
+  public Node self() {
+    return self.getStore().getByKey(node);
+  }
+
+  /** This node's IPAddress objects, as the node's address watch last showed them. */
+  public List<IPAddress> addressObjects() {
+    return addresses.getStore().list();
+  }
+
+  /** The Pod {@code namespace/name} as the node's pod watch last showed it; null when absent. */
+  public Pod cachedPod(String namespace, String name) {
+    return pods.getStore().getByKey(namespace + "/" + name);
+  }
+
+  /**
+   * The Pod {@code namespace/name} read straight from the API server (a quorum read), empty when it
+   * does not exist.
+   */
+  public Optional<Pod> freshPod(String namespace, String name) {
+    try {
+      return Optional.ofNullable(client.pods().inNamespace(namespace).withName(name).get());
+    } catch (KubernetesClientException e) {
+      throw new StoreUnavailableException("cannot read pod " + namespace + "/" + name, e);
+    }
   }
 
   private static boolean owns(Pod pod, Optional<String> runtimeUid) {

@@ -401,6 +401,92 @@ class AllocatorTest {
             foreign.stream().filter(f -> !f.ip().equals(mine.ip())).map(Lease::ip).toList());
   }
 
+  /**
+   * A 409 from objects of another node, which no watch of this node shows: settled by a fresh read
+   * as foreign, taken while they exist, and free again once a later read finds them gone, without a
+   * restart.
+   */
+  @Test
+  void namesHeldByAnotherNodesObjectsAreFreeAgainOnceThoseObjectsGo() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    Lease first = add(pool, 0);
+    List<Lease> foreign = new ArrayList<>();
+    for (IpAddress ip : pool.layout().assignable(first.block())) {
+      if (!ip.equals(first.ip())) {
+        foreign.add(
+            store.foreign(
+                new Lease(
+                    "p4",
+                    ip,
+                    first.block(),
+                    "node-b",
+                    NETWORK,
+                    new Attachment("other-" + ip, "eth0"),
+                    new PodRef("q1", "other", "uid-x"),
+                    null,
+                    null)));
+      }
+    }
+    // Pod 1 lives in q1, where every other address's name is taken.
+    assertThatThrownBy(() -> add(pool, 1)).isInstanceOf(AllocationException.class);
+    allocator.settle(Duration.ZERO);
+    assertThat(ledger.sizes().get("uncertain")).isZero();
+    assertThat(ledger.sizes().get("foreign")).isEqualTo(foreign.size());
+    assertThat(ledger.leases()).as("another node's objects are not this node's leases").hasSize(1);
+    assertThatThrownBy(() -> add(pool, 4)).as("taken in every namespace while they exist");
+
+    foreign.forEach(store::deleteAddress);
+    allocator.recheckForeign(Duration.ZERO);
+
+    assertThat(ledger.sizes().get("foreign")).isZero();
+    Lease mine = add(pool, 1);
+    assertThat(foreign).extracting(Lease::ip).contains(mine.ip());
+  }
+
+  @Test
+  void anAttachmentEndedAfterSomeoneElseDeletedItsObjectRestsThenIsFree() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 30);
+    Lease lease = add(pool, 0);
+
+    allocator.endAttachment(lease);
+
+    assertThat(ledger.leaseOf("p4", attachment(0))).isEmpty();
+    assertThat(store.addresses).isEmpty();
+    for (int i = 1; i < 6; i++) {
+      assertThat(add(pool, i).ip()).as("resting for the reuse delay").isNotEqualTo(lease.ip());
+    }
+    clock.advance(Duration.ofSeconds(31));
+    del("p4", 1);
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(add(pool, 6).ip()).as("rested longest").isEqualTo(lease.ip());
+  }
+
+  @Test
+  void aStaleEndOfAnAttachmentChangesNothingOfItsNewObject() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    Lease old = add(pool, 0);
+    del("p4", 0);
+    Lease now = add(pool, 0);
+
+    allocator.endAttachment(old);
+    allocator.releaseFinished(old);
+
+    assertThat(ledger.leaseOf("p4", attachment(0))).contains(now);
+    assertThat(store.addresses).hasSize(1);
+  }
+
+  @Test
+  void aFinishedPodsAddressIsReleased() {
+    PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
+    Lease lease = add(pool, 0);
+    add(pool, 1);
+
+    allocator.releaseFinished(lease);
+
+    assertThat(ledger.leaseOf("p4", attachment(0))).isEmpty();
+    assertThat(store.addresses).hasSize(1);
+  }
+
   @Test
   void aWriteWithUnknownOutcomeKeepsItsAddressTakenInEveryNamespaceUntilSettled() {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);

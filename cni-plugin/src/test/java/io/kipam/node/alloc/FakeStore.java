@@ -145,6 +145,12 @@ final class FakeStore implements AllocationStore {
         key(lease), (k, stored) -> stored.objectUid().equals(lease.objectUid()) ? null : stored);
   }
 
+  /** Without finalizers in the fake, the end of an attachment removes its object. */
+  @Override
+  public void endAttachment(Lease lease) {
+    deleteAddress(lease);
+  }
+
   /** Puts an object in the store as another writer would, unknown to every ledger. */
   Lease foreign(Lease lease) {
     Lease stored = lease.withObjectUid(UUID.randomUUID().toString());

@@ -32,8 +32,9 @@ import java.util.Map;
  *   <li>{@code kipam_audit_duration_seconds}: how long one audit of the IPAddresses took
  *       (histogram); {@code kipam_audit_objects_scanned_total}: IPAddresses it read; {@code
  *       kipam_audit_orphans_removed_total{reason}}: orphans it deleted, by reason ({@code pod},
- *       {@code block}, {@code node}); {@code kipam_audit_duplicates}: addresses the latest audit
- *       found held by more than one IPAddress.
+ *       {@code block}, {@code node}); {@code kipam_audit_attachments_ended_total}: finalizers
+ *       {@code kipam.io/attachment} it removed from IPAddresses whose Node is gone; {@code
+ *       kipam_audit_duplicates}: addresses the latest audit found held by more than one IPAddress.
  * </ul>
  */
 public final class OperatorMetrics implements Metrics {
@@ -99,6 +100,12 @@ public final class OperatorMetrics implements Metrics {
           .name("kipam_audit_orphans_removed_total")
           .help("Orphaned IPAddresses the audit deleted, by reason")
           .labelNames("reason")
+          .register(registry);
+  private final Counter attachmentsEnded =
+      Counter.builder()
+          .name("kipam_audit_attachments_ended_total")
+          .help(
+              "Finalizers kipam.io/attachment the audit removed from IPAddresses whose Node is gone")
           .register(registry);
 
   private final Gauge duplicates =
@@ -188,6 +195,10 @@ public final class OperatorMetrics implements Metrics {
 
   public void orphanRemoved(String reason) {
     orphansRemoved.labelValues(reason).inc();
+  }
+
+  public void attachmentEnded() {
+    attachmentsEnded.inc();
   }
 
   public void duplicates(int addresses) {

@@ -2,6 +2,7 @@ package io.kipam.operator.audit;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.operator.OperatorMetrics;
+import io.kipam.operator.kube.AttachmentFinalizer;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.PreconditionedDelete;
 import java.time.Clock;
@@ -41,7 +42,9 @@ public final class Audit implements Runnable {
     this.metrics = metrics;
     this.clock = clock;
     this.pageSize = pageSize;
-    this.orphans = new OrphanRemover(client, delete, events, metrics, sightings);
+    this.orphans =
+        new OrphanRemover(
+            client, delete, events, metrics, sightings, new AttachmentFinalizer(client));
     this.duplicates = new DuplicateReporter(events, metrics, summary);
   }
 
@@ -61,11 +64,13 @@ public final class Audit implements Runnable {
     double seconds = (System.nanoTime() - start) / 1e9;
     metrics.audited(seconds);
     log.info(
-        "audit read {} IPAddresses in {} s: {} orphaned, {} removed, {} addresses held twice",
+        "audit read {} IPAddresses in {} s: {} orphaned, {} removed, {} terminating kept by their"
+            + " node, {} addresses held twice",
         scanned,
         String.format("%.1f", seconds),
         orphans.orphans(),
         orphans.removed(),
+        orphans.keptByNodes(),
         found.size());
   }
 }

@@ -1,15 +1,21 @@
 package io.kipam.operator.audit;
 
 import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.PodReference;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * Decides whether an IPAddress is an orphan, from what the cluster says about the objects it names.
- * Pure: the caller looks the objects up. The Pod is checked first, then the block, then the Node,
- * so an address missing several is reported for the first.
+ * Decides whether an IPAddress is an orphan, from what the cluster says about the objects it names,
+ * and what removing one takes. Pure: the caller looks the objects up. The Pod is checked first,
+ * then the block, then the Node, so an address missing several is reported for the first.
+ *
+ * <p>A Terminating IPAddress (deleted, held by the finalizer {@code kipam.io/attachment} until its
+ * attachment is over) is its node daemon's to finish while its Node exists: it is no orphan then,
+ * whatever else is missing. Only when its Node is gone, so that no daemon can end the attachment,
+ * is it an orphan (reason {@code node}).
  */
 public final class OrphanRules {
 
@@ -26,6 +32,19 @@ public final class OrphanRules {
 
   /** An orphan: why, and a sentence naming the missing object. */
   public record Verdict(OrphanReason reason, String detail) {}
+
+  /**
+   * What removing an orphan takes: a delete, unless it is being deleted already; and the removal of
+   * {@code kipam.io/attachment}, only when its Node is gone (on a live Node the daemon removes it
+   * once the attachment is over).
+   */
+  public record Removal(boolean delete, boolean endAttachment) {
+
+    public static Removal of(IPAddress address, Verdict verdict) {
+      return new Removal(
+          !terminating(address), verdict.reason() == OrphanReason.NODE && attached(address));
+    }
+  }
 
   private OrphanRules() {}
 
@@ -45,8 +64,35 @@ public final class OrphanRules {
     return address.getSpec().getPod();
   }
 
+  /** Whether {@code address} has been deleted and waits for its finalizers. */
+  public static boolean terminating(IPAddress address) {
+    String since = address.getMetadata().getDeletionTimestamp();
+    return since != null && !since.isEmpty();
+  }
+
+  /** Whether {@code address} carries {@code kipam.io/attachment}: its attachment is not over. */
+  public static boolean attached(IPAddress address) {
+    List<String> finalizers = address.getMetadata().getFinalizers();
+    return finalizers != null && finalizers.contains(ApiConstants.FINALIZER_ATTACHMENT);
+  }
+
+  /**
+   * The Node whose daemon finishes {@code address}: present when it is Terminating and its Node
+   * exists.
+   */
+  public static Optional<String> keptBy(IPAddress address, Facts facts) {
+    String node = address.getSpec().getNode();
+    if (!terminating(address) || node == null || !facts.nodeExists(node)) {
+      return Optional.empty();
+    }
+    return Optional.of(node);
+  }
+
   /** Why {@code address} is an orphan, or empty when everything it names exists. */
   public static Optional<Verdict> classify(IPAddress address, Facts facts) {
+    if (terminating(address)) {
+      return nodeGone(address, facts);
+    }
     String namespace = address.getMetadata().getNamespace();
     PodReference pod = podOf(address);
     if (pod != null && pod.getName() != null && pod.getUid() != null) {
@@ -59,6 +105,10 @@ public final class OrphanRules {
     if (block != null && !facts.blockExists(block)) {
       return verdict(OrphanReason.BLOCK, block);
     }
+    return nodeGone(address, facts);
+  }
+
+  private static Optional<Verdict> nodeGone(IPAddress address, Facts facts) {
     String node = address.getSpec().getNode();
     if (node != null && !facts.nodeExists(node)) {
       return verdict(OrphanReason.NODE, node);

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -119,5 +121,75 @@ class OrphanRulesTest {
     assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.POD);
     c.pods.put("ns/p", "pod-1");
     assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.BLOCK);
+  }
+
+  private static IPAddress terminating(IPAddress a, String... finalizers) {
+    a.getMetadata().setDeletionTimestamp("2025-01-01T00:00:00Z");
+    a.getMetadata().setFinalizers(List.of(finalizers));
+    return a;
+  }
+
+  @Test
+  void aTerminatingAddressOnALiveNodeIsTheDaemonsWhateverElseIsMissing() {
+    Cluster c = new Cluster();
+    c.blocks.clear();
+    IPAddress a = terminating(address("pod-1", true), ApiConstants.FINALIZER_ATTACHMENT);
+    assertThat(reason(a, c)).as("its pod and block are gone, its node is not").isEmpty();
+    assertThat(OrphanRules.keptBy(a, c)).contains("n1");
+  }
+
+  @Test
+  void aTerminatingAddressWhoseNodeIsGoneIsAnOrphanOfTheNode() {
+    Cluster c = new Cluster();
+    c.nodes.clear();
+    IPAddress a = terminating(address("pod-1", true), ApiConstants.FINALIZER_ATTACHMENT);
+    assertThat(reason(a, c)).contains(OrphanReason.NODE);
+    assertThat(OrphanRules.keptBy(a, c)).isEmpty();
+  }
+
+  @Test
+  void anAddressNotBeingDeletedIsKeptByNoNode() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    assertThat(OrphanRules.keptBy(address("pod-1", true), c)).isEmpty();
+  }
+
+  @Test
+  void aLiveAddressOfAGoneNodeIsDeletedAndItsAttachmentEnded() {
+    IPAddress a = address("pod-1", true);
+    a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+        .isEqualTo(new OrphanRules.Removal(true, true));
+  }
+
+  @Test
+  void aTerminatingAddressOfAGoneNodeOnlyHasItsAttachmentEnded() {
+    IPAddress a =
+        terminating(address("pod-1", true), "example.com/keep", ApiConstants.FINALIZER_ATTACHMENT);
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+        .isEqualTo(new OrphanRules.Removal(false, true));
+  }
+
+  @Test
+  void orphansOfAPodOrBlockOnALiveNodeAreDeletedAndTheirAttachmentLeftToTheDaemon() {
+    for (OrphanReason reason : List.of(OrphanReason.POD, OrphanReason.BLOCK)) {
+      IPAddress a = address("pod-1", true);
+      a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
+      assertThat(OrphanRules.Removal.of(a, verdict(reason)))
+          .as("%s", reason)
+          .isEqualTo(new OrphanRules.Removal(true, false));
+    }
+  }
+
+  @Test
+  void anAddressWithoutTheFinalizerHasNoAttachmentToEnd() {
+    IPAddress a = address("pod-1", true);
+    assertThat(OrphanRules.attached(a)).isFalse();
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+        .isEqualTo(new OrphanRules.Removal(true, false));
+  }
+
+  private static OrphanRules.Verdict verdict(OrphanReason reason) {
+    return new OrphanRules.Verdict(reason, "gone");
   }
 }

@@ -81,6 +81,7 @@ class InstallRbacIT {
         can(OPERATOR_SA, "get", "ipaddresses.kipam.io", "team-a"),
         can(OPERATOR_SA, "list", "ipaddresses.kipam.io"),
         can(OPERATOR_SA, "delete", "ipaddresses.kipam.io", "team-b"),
+        can(OPERATOR_SA, "patch", "ipaddresses.kipam.io", "team-c"),
         can(OPERATOR_SA, "get", "pods", "team-a"),
         can(OPERATOR_SA, "get", "nodes"),
         can(OPERATOR_SA, "list", "nodes"),
@@ -132,6 +133,8 @@ class InstallRbacIT {
             can(OPERATOR_SA, "create", "ipblocks.kipam.io"),
             can(OPERATOR_SA, "create", "ipaddresses.kipam.io", "team-a"),
             can(OPERATOR_SA, "watch", "ipaddresses.kipam.io"),
+            // Its one change to an address is a patch (the finalizer): never a whole update.
+            can(OPERATOR_SA, "update", "ipaddresses.kipam.io", "team-a"),
             can(OPERATOR_SA, "delete", "ippools.kipam.io"),
             can(OPERATOR_SA, "list", "pods"),
             can(OPERATOR_SA, "create", "leases.coordination.k8s.io", "default"))

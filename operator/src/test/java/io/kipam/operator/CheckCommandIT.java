@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -102,27 +100,6 @@ class CheckCommandIT {
     return run;
   }
 
-  private PodReference createPod(String namespace, String name) {
-    Pod pod =
-        client
-            .pods()
-            .inNamespace(namespace)
-            .resource(
-                new PodBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .endMetadata()
-                    .withNewSpec()
-                    .addNewContainer()
-                    .withName("app")
-                    .withImage("registry.invalid/app:1")
-                    .endContainer()
-                    .endSpec()
-                    .build())
-            .create();
-    return new PodReference(name, pod.getMetadata().getUid());
-  }
-
   @Test
   void aCleanPoolExitsZeroAndProblemsExitOneEachNamedInTextAndJson() throws Exception {
     String network = Fixtures.uniqueName("net");
@@ -132,7 +109,7 @@ class CheckCommandIT {
     String blockName = block.getMetadata().getName();
     String first = Fixtures.namespace(client, "check-a");
     String second = Fixtures.namespace(client, "check-b");
-    kipam.allocateTo(first, poolName, blockName, node, "10.62.0.1", createPod(first, "live"), true);
+    kipam.allocateTo(first, poolName, blockName, node, "10.62.0.1", kipam.pod(first, "live"), true);
 
     Run clean =
         check("--kubeconfig", controlPlane.adminKubeconfig().toString(), "--pool", poolName);
@@ -143,7 +120,7 @@ class CheckCommandIT {
         .as("the pool's row: capacity from the spec, one address allocated")
         .containsPattern(poolName + "\\s+" + network + "\\s+254\\s+1\\s+0\\s+0\\s+0");
 
-    createPod(second, "reused");
+    kipam.pod(second, "reused");
     IPAddress orphan =
         kipam.allocateTo(
             second,
@@ -155,10 +132,10 @@ class CheckCommandIT {
             false);
     IPAddress one =
         kipam.allocateTo(
-            first, poolName, blockName, node, "10.62.0.5", createPod(first, "one"), true);
+            first, poolName, blockName, node, "10.62.0.5", kipam.pod(first, "one"), true);
     IPAddress two =
         kipam.allocateTo(
-            second, poolName, blockName, node, "10.62.0.5", createPod(second, "two"), true);
+            second, poolName, blockName, node, "10.62.0.5", kipam.pod(second, "two"), true);
     String goneNode = Fixtures.uniqueName("gone-node");
     IPBlock stuck = kipam.claimBlock(pool, "10.62.0.16/28", goneNode);
 

@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.ApiConstants;
@@ -35,6 +37,8 @@ import java.util.function.Consumer;
  * not the subject of the test; nothing here writes what the operator owns.
  */
 final class Kipam {
+
+  private static final String FINALIZER = ApiConstants.FINALIZER_ATTACHMENT;
 
   private final KubernetesClient client;
 
@@ -188,7 +192,10 @@ final class Kipam {
     answer(block, state, state == ReleaseState.Ready ? "empty" : "in use");
   }
 
-  /** An allocation as kipam-node writes it (no owner: tests delete it themselves). */
+  /**
+   * An allocation as kipam-node writes it (no owner: tests delete it themselves, with {@link
+   * #delete}), held by {@code kipam.io/attachment}.
+   */
   IPAddress allocate(String namespace, IPBlock block, String ip) {
     String pool = block.getSpec().getPool();
     IpAddress address = IpAddress.parse(ip);
@@ -197,6 +204,7 @@ final class Kipam {
         new ObjectMetaBuilder()
             .withName(ResourceNames.addressName(pool, address))
             .withNamespace(namespace)
+            .withFinalizers(FINALIZER)
             .withLabels(
                 Map.of(
                     ApiConstants.LABEL_POOL,
@@ -226,8 +234,8 @@ final class Kipam {
 
   /**
    * An allocation of {@code ip} in {@code block} on {@code node} to {@code pod}, as kipam-node
-   * writes it; with an ownerReference to the Pod when {@code owned}. The block and the node are
-   * names only: they need not exist.
+   * writes it, held by {@code kipam.io/attachment}; with an ownerReference to the Pod when {@code
+   * owned}. The block and the node are names only: they need not exist.
    */
   IPAddress allocateTo(
       String namespace,
@@ -241,6 +249,7 @@ final class Kipam {
         new ObjectMetaBuilder()
             .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
             .withNamespace(namespace)
+            .withFinalizers(FINALIZER)
             .withLabels(
                 Map.of(
                     ApiConstants.LABEL_POOL, pool,
@@ -279,8 +288,73 @@ final class Kipam {
         .toString();
   }
 
+  /** A release as kipam-node's DEL makes it: the delete, then the end of the attachment. */
   void delete(IPAddress address) {
     client.resource(address).delete();
+    endAttachment(address);
+  }
+
+  /**
+   * Removes {@code kipam.io/attachment} from the address, as its node's daemon does once the
+   * attachment is over; nothing when it is gone.
+   */
+  void endAttachment(IPAddress address) {
+    var resource =
+        client
+            .resources(IPAddress.class)
+            .inNamespace(address.getMetadata().getNamespace())
+            .withName(address.getMetadata().getName());
+    IPAddress fresh = resource.get();
+    if (fresh == null || !fresh.getMetadata().getFinalizers().contains(FINALIZER)) {
+      return;
+    }
+    try {
+      resource.edit(
+          a -> {
+            a.getMetadata().getFinalizers().remove(FINALIZER);
+            return a;
+          });
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * A Pod of no node (there is no kubelet, and the pod garbage collector deletes Pods bound to a
+   * Node that is gone), for an address to name.
+   */
+  PodReference pod(String namespace, String name) {
+    Pod pod =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .resource(
+                new PodBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .endMetadata()
+                    .withNewSpec()
+                    .addNewContainer()
+                    .withName("app")
+                    .withImage("registry.invalid/app:1")
+                    .endContainer()
+                    .endSpec()
+                    .build())
+            .create();
+    return new PodReference(name, pod.getMetadata().getUid());
+  }
+
+  /** The Events about {@code address}, in its namespace. */
+  List<Event> events(IPAddress address) {
+    return client
+        .v1()
+        .events()
+        .inNamespace(address.getMetadata().getNamespace())
+        .withField("involvedObject.name", address.getMetadata().getName())
+        .list()
+        .getItems();
   }
 
   /** Reasons of the Events kipam-operator recorded about the object named {@code name}. */

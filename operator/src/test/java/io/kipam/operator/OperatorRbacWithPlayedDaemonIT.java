@@ -29,8 +29,9 @@ import org.junit.jupiter.api.Test;
  * The operator runs with nothing but {@code config/rbac/operator-role.yaml}: a service account's
  * token, through every kind of call it makes (watches, pool status and finalizer, block status and
  * deletes, IPAddress lists, Node reads, Events, the Lease) and through the audit (IPAddress pages,
- * Pod reads, the orphan's fresh read and delete). A verb missing from the role fails this test; a
- * verb the operator does not need is caught by review of the role's comments.
+ * Pod reads, the orphan's fresh read, delete and the removal of its finalizer {@code
+ * kipam.io/attachment}). A verb missing from the role fails this test; a verb the operator does not
+ * need is caught by review of the role's comments.
  *
  * <p>Why the daemon is played: this module tests the operator alone, and each test needs one exact
  * report or answer of a node daemon (a count, a {@code Ready} for a given round) at one exact
@@ -177,8 +178,6 @@ class OperatorRbacWithPlayedDaemonIT {
 
   @Test
   void theAuditDoesItsJobWithOnlyItsRole() throws Exception {
-    String node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
     Map<String, String> env = RunningOperator.environment(controlPlane);
     env.put("KUBECONFIG", serviceAccountKubeconfig().toString());
     env.put("KIPAM_LEASE_NAMESPACE", "kipam-system");
@@ -190,10 +189,11 @@ class OperatorRbacWithPlayedDaemonIT {
       IPPool pool =
           kipam.createPool(
               Fixtures.uniqueName("rbac-audit"), "10.81.0.0/24", 28, Fixtures.uniqueName("net"));
-      IPBlock block = kipam.claimBlock(pool, "10.81.0.0/28", node);
+      // A block of a Node that never registered: its address is the operator's to end.
+      IPBlock block = kipam.claimBlock(pool, "10.81.0.0/28", Fixtures.uniqueName("gone"));
       String namespace = Fixtures.namespace(client, "rbac-audit");
-      // The audit's pages, Pod reads, fresh read, delete and Event: an address whose Pod never
-      // existed goes.
+      // The audit's pages, Pod and Node reads, fresh read, delete, finalizer patch and Events: an
+      // address whose Pod never existed on a Node that does not exist goes for good.
       IPAddress orphan = kipam.allocate(namespace, block, Kipam.addressIn(block, 1));
       await()
           .atMost(WITHIN)
@@ -217,8 +217,11 @@ class OperatorRbacWithPlayedDaemonIT {
                       .list()
                       .getItems()
                       .stream()
-                      .anyMatch(e -> "OrphanRemoved".equals(e.getReason())));
+                      .map(e -> e.getReason())
+                      .toList()
+                      .containsAll(List.of("OrphanRemoved", "AttachmentEnded")));
       assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"pod\"}")).isEqualTo(1);
+      assertThat(operator.metric("kipam_audit_attachments_ended_total")).isEqualTo(1);
     }
   }
 }

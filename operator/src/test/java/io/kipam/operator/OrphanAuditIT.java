@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
@@ -28,7 +26,10 @@ import org.junit.jupiter.api.Test;
  * The audit against the real control plane, with a short interval (2 s), grace (3 s) and pages of
  * two addresses, so one audit reads several pages: orphaned IPAddresses in several namespaces — a
  * Pod of the owner's name but another UID, a block that does not exist, a Node that does not exist
- * — are removed with an Event each, and an address whose Pod, block and Node exist stays.
+ * — are deleted with an Event each, and an address whose Pod, block and Node exist stays. The
+ * addresses carry {@code kipam.io/attachment} as the daemon writes them: the orphans of a live Node
+ * stay Terminating until its daemon ends their attachment (played here), the orphan of a Node that
+ * is gone is removed for good by the audit.
  *
  * <p>One address held by two IPAddresses in two namespaces is reported (Events, gauge, the pool's
  * condition {@code DuplicateAddresses}) and never deleted.
@@ -74,43 +75,12 @@ class OrphanAuditIT {
     }
   }
 
-  private PodReference createPod(String namespace, String name) {
-    Pod pod =
-        client
-            .pods()
-            .inNamespace(namespace)
-            .resource(
-                new PodBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .endMetadata()
-                    .withNewSpec()
-                    .addNewContainer()
-                    .withName("app")
-                    .withImage("registry.invalid/app:1")
-                    .endContainer()
-                    .endSpec()
-                    .build())
-            .create();
-    return new PodReference(name, pod.getMetadata().getUid());
-  }
-
   private IPAddress get(IPAddress address) {
     return client
         .resources(IPAddress.class)
         .inNamespace(address.getMetadata().getNamespace())
         .withName(address.getMetadata().getName())
         .get();
-  }
-
-  private List<Event> events(IPAddress address) {
-    return client
-        .v1()
-        .events()
-        .inNamespace(address.getMetadata().getNamespace())
-        .withField("involvedObject.name", address.getMetadata().getName())
-        .list()
-        .getItems();
   }
 
   @Test
@@ -126,11 +96,11 @@ class OrphanAuditIT {
       Fixtures.namespace(client, "audit-c")
     };
 
-    PodReference livePod = createPod(namespaces[0], "live");
+    PodReference livePod = kipam.pod(namespaces[0], "live");
     IPAddress live =
         kipam.allocateTo(namespaces[0], poolName, blockName, node, "10.60.0.1", livePod, true);
 
-    createPod(namespaces[1], "reused");
+    kipam.pod(namespaces[1], "reused");
     IPAddress wrongUid =
         kipam.allocateTo(
             namespaces[1],
@@ -141,7 +111,7 @@ class OrphanAuditIT {
             new PodReference("reused", UUID.randomUUID().toString()),
             false);
 
-    PodReference blockPod = createPod(namespaces[2], "no-block");
+    PodReference blockPod = kipam.pod(namespaces[2], "no-block");
     IPAddress blockGone =
         kipam.allocateTo(
             namespaces[2],
@@ -152,7 +122,7 @@ class OrphanAuditIT {
             blockPod,
             true);
 
-    PodReference nodePod = createPod(namespaces[2], "no-node");
+    PodReference nodePod = kipam.pod(namespaces[2], "no-node");
     IPAddress nodeGone =
         kipam.allocateTo(
             namespaces[2],
@@ -172,10 +142,15 @@ class OrphanAuditIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              for (Map.Entry<IPAddress, String> orphan : orphans.entrySet()) {
-                assertThat(get(orphan.getKey()))
-                    .as("%s is removed", orphan.getKey().getMetadata().getName())
-                    .isNull();
+              assertThat(get(nodeGone)).as("the orphan of a Node that is gone is removed").isNull();
+              for (IPAddress onLiveNode : List.of(wrongUid, blockGone)) {
+                IPAddress now = get(onLiveNode);
+                assertThat(now.getMetadata().getDeletionTimestamp())
+                    .as("%s is deleted", onLiveNode.getMetadata().getName())
+                    .isNotNull();
+                assertThat(now.getMetadata().getFinalizers())
+                    .as("its node's daemon ends its attachment")
+                    .containsExactly(ApiConstants.FINALIZER_ATTACHMENT);
               }
             });
     for (Map.Entry<IPAddress, String> orphan : orphans.entrySet()) {
@@ -183,13 +158,15 @@ class OrphanAuditIT {
           .atMost(WITHIN)
           .untilAsserted(
               () ->
-                  assertThat(events(orphan.getKey()))
+                  assertThat(kipam.events(orphan.getKey()))
                       .anySatisfy(
                           e -> {
                             assertThat(e.getReason()).isEqualTo("OrphanRemoved");
                             assertThat(e.getMessage()).contains(orphan.getValue());
                           }));
     }
+    kipam.endAttachment(wrongUid);
+    kipam.endAttachment(blockGone);
     assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"pod\"}"))
         .isGreaterThanOrEqualTo(1);
     assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"block\"}"))
@@ -204,7 +181,7 @@ class OrphanAuditIT {
     IPAddress stillThere = get(live);
     assertThat(stillThere).as("the live address stays").isNotNull();
     assertThat(stillThere.getMetadata().getUid()).isEqualTo(live.getMetadata().getUid());
-    assertThat(events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
+    assertThat(kipam.events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
     assertThat(operator.metricSum("kipam_audit_objects_scanned_total")).isGreaterThanOrEqualTo(4);
   }
 
@@ -218,10 +195,10 @@ class OrphanAuditIT {
     String second = Fixtures.namespace(client, "dup-b");
     IPAddress a =
         kipam.allocateTo(
-            first, poolName, blockName, node, "10.61.0.5", createPod(first, "one"), true);
+            first, poolName, blockName, node, "10.61.0.5", kipam.pod(first, "one"), true);
     IPAddress b =
         kipam.allocateTo(
-            second, poolName, blockName, node, "10.61.0.5", createPod(second, "two"), true);
+            second, poolName, blockName, node, "10.61.0.5", kipam.pod(second, "two"), true);
 
     await()
         .atMost(WITHIN)
@@ -242,7 +219,7 @@ class OrphanAuditIT {
           .atMost(WITHIN)
           .untilAsserted(
               () ->
-                  assertThat(events(holder))
+                  assertThat(kipam.events(holder))
                       .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("DuplicateAddress")));
     }
     await()

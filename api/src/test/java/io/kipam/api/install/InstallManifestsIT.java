@@ -50,7 +50,8 @@ class InstallManifestsIT {
         .contains("deployment.apps/kipam-operator")
         .contains("daemonset.apps/kipam-node")
         .contains(
-            "validatingadmissionpolicy.admissionregistration.k8s.io/kipam-node-writes-own-node");
+            "validatingadmissionpolicy.admissionregistration.k8s.io/kipam-node-writes-own-node")
+        .contains("validatingadmissionpolicy.admissionregistration.k8s.io/kipam-labels-immutable");
 
     KipamInstall.apply(controlPlane);
 

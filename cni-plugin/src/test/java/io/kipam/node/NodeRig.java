@@ -142,16 +142,30 @@ final class NodeRig implements AutoCloseable {
     return call("DEL", List.of(pool), i);
   }
 
+  /** The namespaces of this rig's pods: pod {@code i} lives in the {@code i % n}th. */
+  List<String> namespaces() {
+    return namespaces;
+  }
+
+  /** The pool STATUS is asked about when the daemon (re)starts. */
+  String statusPool() {
+    return statusPool;
+  }
+
+  /** Pod {@code i} of this node, created on first use in namespace {@code i % n}. */
+  Pod pod(int i) {
+    return pods.computeIfAbsent(
+        i,
+        k ->
+            Cluster.pod(
+                client,
+                namespaces.get(Math.floorMod(k, namespaces.size())),
+                node + "-pod-" + k,
+                node));
+  }
+
   private CniCall.Outcome call(String command, List<String> pools, int i) {
-    Pod pod =
-        pods.computeIfAbsent(
-            i,
-            k ->
-                Cluster.pod(
-                    client,
-                    namespaces.get(Math.floorMod(k, namespaces.size())),
-                    node + "-pod-" + k,
-                    node));
+    Pod pod = pod(i);
     return CniCall.run(
         kipam,
         CniCall.env(

@@ -33,8 +33,11 @@ import org.junit.jupiter.api.Test;
  *   <li>its Node is gone (the daemon stopped, the Node object deleted).
  * </ul>
  *
- * Each is gone after the grace period with an {@code OrphanRemoved} Event naming why; the live
- * addresses of pods in three namespaces all stay.
+ * Each is deleted after the grace period with an {@code OrphanRemoved} Event naming why. An address
+ * is free only once its attachment is over (design §5b): the first and the last go at once (the Pod
+ * is gone; the Node is gone, so kipam-operator ends the attachment), while the other two stay
+ * Terminating, with an {@code AttachmentKept} Event, as long as the pod their attachment is for
+ * still exists, and go when it is deleted. The live addresses of pods in three namespaces all stay.
  */
 class OrphanRemovalIT {
 
@@ -116,12 +119,17 @@ class OrphanRemovalIT {
     client.nodes().withName(doomed.node).delete();
 
     expectRemoved(podGone, "its Pod");
-    expectRemoved(wrongOwner, "its Pod");
-    expectRemoved(blockGone, "its IPBlock " + block.getMetadata().getName() + " does not exist");
+    expectKeptUntilItsPodGoes(wrongOwner, "its Pod", live, 11);
+    expectKeptUntilItsPodGoes(
+        blockGone,
+        "its IPBlock " + block.getMetadata().getName() + " does not exist",
+        handBlock,
+        12);
     expectRemoved(nodeGone, "its Node " + doomed.node + " does not exist");
 
     List<IPAddress> left = Cluster.addresses(client, pool);
     assertThat(left).as("the six live addresses, and nothing else").hasSize(6);
+    assertThat(left).allMatch(a -> a.getMetadata().getDeletionTimestamp() == null);
     assertThat(left).allMatch(a -> a.getSpec().getNode().equals(live.node));
     assertThat(left.stream().map(a -> a.getMetadata().getNamespace()).distinct()).hasSize(3);
   }
@@ -134,6 +142,38 @@ class OrphanRemovalIT {
         .filter(a -> a.getSpec().getIp().equals(outcome.ip()))
         .findFirst()
         .orElseThrow();
+  }
+
+  /**
+   * {@code address} is deleted as an orphan (Event naming {@code why}) but stays Terminating while
+   * pod {@code i} of {@code rig}, whose attachment it is, exists; deleting the pod frees it.
+   */
+  private static void expectKeptUntilItsPodGoes(IPAddress address, String why, NodeRig rig, int i) {
+    String namespace = address.getMetadata().getNamespace();
+    String name = address.getMetadata().getName();
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(events(namespace, name))
+                  .anyMatch(
+                      e -> "OrphanRemoved".equals(e.getReason()) && e.getMessage().contains(why));
+              assertThat(events(namespace, name))
+                  .anyMatch(e -> "AttachmentKept".equals(e.getReason()));
+            });
+    IPAddress kept = client.resources(IPAddress.class).inNamespace(namespace).withName(name).get();
+    assertThat(kept.getMetadata().getDeletionTimestamp()).isNotNull();
+    System.out.printf(
+        "%s/%s (%s) deleted as an orphan (%s) and kept while its pod exists%n",
+        namespace, name, address.getSpec().getIp(), why);
+    rig.deletePod(i);
+    await()
+        .atMost(WITHIN)
+        .alias(namespace + "/" + name + " gone with its pod")
+        .until(
+            () ->
+                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
+                    == null);
   }
 
   private static void expectRemoved(IPAddress address, String why) {

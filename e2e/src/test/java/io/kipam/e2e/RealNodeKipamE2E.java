@@ -31,10 +31,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  * kipam on a real node (kubelet, containerd, runc), installed from {@code config/default} and the
  * images this build made, serving real pods: every pod's address is the one its IPAddress records,
  * and addresses come back on scale-down and through the garbage collector; a static pod's address
- * is owned by its mirror pod; a pod requesting {@code kipam.io/ip} beyond the node's addresses
- * waits until one frees up; pods created while kipam-node restarts each get one address. Fails,
- * never skips, when the node cannot start. The pool's CIDR is data: nothing is sent outside the
- * node's network namespace.
+ * is held by its Node and stays when its mirror Pod is deleted; a pod requesting {@code
+ * kipam.io/ip} beyond the node's addresses waits until one frees up; pods created while kipam-node
+ * restarts each get one address. Fails, never skips, when the node cannot start. The pool's CIDR is
+ * data: nothing is sent outside the node's network namespace.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealNodeKipamE2E {
@@ -179,7 +179,7 @@ class RealNodeKipamE2E {
 
   @Test
   @Order(2)
-  void staticPodKeepsAnAddressOwnedByItsMirrorPod() throws Exception {
+  void staticPodKeepsAnAddressHeldByItsNodeThroughNewMirrorPods() throws Exception {
     Path manifest = node.staticPodDir().resolve("static-web.yaml");
     Files.writeString(
         manifest,
@@ -207,14 +207,39 @@ class RealNodeKipamE2E {
               assertThat(mirror.getStatus().getPodIP()).startsWith("10.250.0.");
             });
     Pod mirror = client.pods().inNamespace("default").withName(mirrorName).get();
-    IPAddress address = addressesByOwner().get(mirror.getMetadata().getUid());
-    assertThat(address).as("IPAddress owned by the mirror pod").isNotNull();
+    IPAddress address =
+        client.resources(IPAddress.class).inNamespace("default").list().getItems().stream()
+            .filter(a -> a.getSpec().getPod().getName().equals(mirrorName))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no IPAddress of " + mirrorName));
     assertThat(address.getSpec().getIp()).isEqualTo(mirror.getStatus().getPodIP());
+    assertThat(address.getMetadata().getOwnerReferences())
+        .as("a static pod's address is held by its Node")
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getKind()).isEqualTo("Node");
+              assertThat(o.getName()).isEqualTo(RealNode.NODE_NAME);
+            });
     System.out.printf(
-        "static pod %s: %s, IPAddress %s owned by its mirror pod%n",
+        "static pod %s: %s, IPAddress %s held by its Node%n",
         mirrorName, mirror.getStatus().getPodIP(), address.getMetadata().getName());
 
-    // Kept: the garbage collector sees a live owner, and kubelet's syncs do not re-run ADD.
+    // Its mirror Pod deleted (kubelet creates a new one, with a new UID) twice: the address stays,
+    // the garbage collector has nothing to collect, and kubelet's syncs do not re-run ADD.
+    for (int round = 0; round < 2; round++) {
+      String before =
+          client.pods().inNamespace("default").withName(mirrorName).get().getMetadata().getUid();
+      client.pods().inNamespace("default").withName(mirrorName).withGracePeriod(0).delete();
+      await()
+          .atMost(PODS_TIMEOUT)
+          .untilAsserted(
+              () -> {
+                Pod again = client.pods().inNamespace("default").withName(mirrorName).get();
+                assertThat(again).isNotNull();
+                assertThat(again.getMetadata().getUid()).isNotEqualTo(before);
+              });
+    }
     await()
         .during(Duration.ofSeconds(15))
         .atMost(Duration.ofSeconds(20))
@@ -228,9 +253,13 @@ class RealNodeKipamE2E {
                       .get();
               assertThat(now).isNotNull();
               assertThat(now.getMetadata().getUid()).isEqualTo(address.getMetadata().getUid());
+              assertThat(now.getMetadata().getDeletionTimestamp()).isNull();
               Pod current = client.pods().inNamespace("default").withName(mirrorName).get();
               assertThat(current.getStatus().getPodIP()).isEqualTo(address.getSpec().getIp());
             });
+    System.out.printf(
+        "static pod %s: its mirror Pod was deleted twice, its address %s stayed%n",
+        mirrorName, address.getSpec().getIp());
 
     Files.delete(manifest);
     awaitAddressesReturned();

@@ -299,6 +299,78 @@ class AttachmentLifecycleIT {
     assertThat(rig.daemon.pid()).as("no restart").isEqualTo(pid);
   }
 
+  /**
+   * Upgrade: IPAddresses written before kipam.io/attachment existed (no finalizer, a static pod's
+   * owned by its mirror Pod) get the finalizer, and the static pod's its Node as holder, from their
+   * daemon when it starts; then they behave as new ones do.
+   */
+  @Test
+  void addressesWrittenBeforeTheFinalizerGetItFromTheirDaemonAtStart() throws Exception {
+    Map<Integer, String> ips = fill(0, 5);
+    String namespace = rig.namespaces().get(random.nextInt(3));
+    String staticUid = UUID.randomUUID().toString();
+    String name = "static-web-" + rig.node;
+    mirrorPod(namespace, name, staticUid);
+    String staticIp = staticCall("ADD", namespace, name, staticUid).ip();
+    Pod mirror = client.pods().inNamespace(namespace).withName(name).get();
+
+    rig.daemon.kill();
+    for (IPAddress a : Cluster.addresses(client, pool)) {
+      String owner =
+          a.getSpec().getIp().equals(staticIp)
+              ? ",{\"op\":\"replace\",\"path\":\"/metadata/ownerReferences\",\"value\":[{"
+                  + "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\""
+                  + name
+                  + "\",\"uid\":\""
+                  + mirror.getMetadata().getUid()
+                  + "\",\"blockOwnerDeletion\":false}]}"
+              : "";
+      client
+          .resource(a)
+          .patch(
+              io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                  io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+              "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}" + owner + "]");
+    }
+    assertThat(Cluster.addresses(client, pool))
+        .as("as an earlier version wrote them")
+        .allMatch(a -> a.getMetadata().getFinalizers().isEmpty());
+    rig.daemon.start();
+    rig.daemon.awaitReady(rig.kipam, rig.statusPool());
+
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              List<IPAddress> all = Cluster.addresses(client, pool);
+              assertThat(all).hasSize(ips.size() + 1);
+              assertThat(all)
+                  .allSatisfy(
+                      a ->
+                          assertThat(a.getMetadata().getFinalizers())
+                              .containsExactly(ApiConstants.FINALIZER_ATTACHMENT));
+              assertThat(addressOf(staticIp).getMetadata().getOwnerReferences())
+                  .singleElement()
+                  .satisfies(o -> assertThat(o.getKind()).isEqualTo("Node"));
+            });
+    System.out.printf(
+        "%d addresses given the finalizer at start; static pod %s/%s's %s held by its Node%n",
+        ips.size() + 1, namespace, name, staticIp);
+
+    client
+        .resource(client.pods().inNamespace(namespace).withName(name).get())
+        .withGracePeriod(0)
+        .delete();
+    await()
+        .atMost(WITHIN)
+        .until(() -> client.pods().inNamespace(namespace).withName(name).get() == null);
+    mirrorPod(namespace, name, staticUid);
+    int victim = random.nextInt(ips.size());
+    client.resource(addressOf(ips.get(victim))).delete();
+    awaitDeletedButKept(List.of(ips.get(victim)));
+    assertThat(addressOf(staticIp).getMetadata().getDeletionTimestamp()).isNull();
+  }
+
   // ---- helpers ----
 
   /** Where a SIGKILL of the daemon lands: before step {@code kill}, restarted after it. */

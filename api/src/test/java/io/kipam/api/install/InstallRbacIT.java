@@ -60,6 +60,8 @@ class InstallRbacIT {
         can(NODE_SA, "watch", "ipaddresses.kipam.io"),
         can(NODE_SA, "create", "ipaddresses.kipam.io", "team-a"),
         can(NODE_SA, "delete", "ipaddresses.kipam.io", "team-b"),
+        can(NODE_SA, "patch", "ipaddresses.kipam.io", "team-c"),
+        can(NODE_SA, "create", "events", "team-a"),
         can(NODE_SA, "get", "pods", "team-a"),
         can(NODE_SA, "list", "pods"),
         can(NODE_SA, "watch", "pods"),

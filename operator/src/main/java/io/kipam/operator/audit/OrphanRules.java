@@ -64,6 +64,18 @@ public final class OrphanRules {
     return address.getSpec().getPod();
   }
 
+  /**
+   * Whether {@code address} is held by its Node, as a static pod's is: its mirror Pod is created
+   * again with a new UID whenever someone deletes it while the static pod lives on, so the Pod it
+   * names says nothing about whether it is an orphan; only its block and Node do.
+   */
+  public static boolean heldByNode(IPAddress address) {
+    List<OwnerReference> owners = address.getMetadata().getOwnerReferences();
+    return owners != null
+        && owners.stream()
+            .anyMatch(o -> "Node".equals(o.getKind()) && "v1".equals(o.getApiVersion()));
+  }
+
   /** Whether {@code address} has been deleted and waits for its finalizers. */
   public static boolean terminating(IPAddress address) {
     String since = address.getMetadata().getDeletionTimestamp();
@@ -94,7 +106,7 @@ public final class OrphanRules {
       return nodeGone(address, facts);
     }
     String namespace = address.getMetadata().getNamespace();
-    PodReference pod = podOf(address);
+    PodReference pod = heldByNode(address) ? null : podOf(address);
     if (pod != null && pod.getName() != null && pod.getUid() != null) {
       Optional<String> uid = facts.podUid(namespace, pod.getName());
       if (uid.isEmpty() || !uid.get().equals(pod.getUid())) {

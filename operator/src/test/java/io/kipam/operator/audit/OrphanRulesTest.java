@@ -75,6 +75,26 @@ class OrphanRulesTest {
   }
 
   @Test
+  void aStaticPodsAddressHeldByItsNodeIsNoOrphanWhateverItsMirrorPodDoes() {
+    Cluster c = new Cluster();
+    IPAddress a = address("mirror-1", false);
+    a.getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion("v1")
+                    .withKind("Node")
+                    .withName("n1")
+                    .withUid("node-uid")
+                    .build()));
+    assertThat(reason(a, c)).as("mirror Pod gone").isEmpty();
+    c.pods.put("ns/p", "mirror-2");
+    assertThat(reason(a, c)).as("mirror Pod created again with a new UID").isEmpty();
+    c.nodes.clear();
+    assertThat(reason(a, c)).contains(OrphanReason.NODE);
+  }
+
+  @Test
   void aPodOfTheSameNameWithAnotherUidMakesAnOrphan() {
     Cluster c = new Cluster();
     c.pods.put("ns/p", "pod-2");

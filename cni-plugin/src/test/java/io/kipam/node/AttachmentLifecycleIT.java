@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
@@ -520,34 +519,21 @@ class AttachmentLifecycleIT {
   /** The mirror Pod kubelet makes for a static pod: annotated with its UID, owned by its Node. */
   private void mirrorPod(String namespace, String name, String staticUid) {
     var node = client.nodes().withName(rig.node).get();
-    client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            new PodBuilder()
-                .withMetadata(
-                    new ObjectMetaBuilder()
-                        .withName(name)
-                        .withAnnotations(Map.of("kubernetes.io/config.mirror", staticUid))
-                        .withOwnerReferences(
-                            new OwnerReferenceBuilder()
-                                .withApiVersion("v1")
-                                .withKind("Node")
-                                .withName(rig.node)
-                                .withUid(node.getMetadata().getUid())
-                                .withController(true)
-                                .build())
-                        .build())
-                .withNewSpec()
-                .withNodeName(rig.node)
-                .withAutomountServiceAccountToken(false)
-                .addNewContainer()
-                .withName("main")
-                .withImage("registry.invalid/never-pulled:1")
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
+    Pod mirror =
+        Cluster.podOn(name, rig.node)
+            .editMetadata()
+            .withAnnotations(Map.of("kubernetes.io/config.mirror", staticUid))
+            .withOwnerReferences(
+                new OwnerReferenceBuilder()
+                    .withApiVersion("v1")
+                    .withKind("Node")
+                    .withName(rig.node)
+                    .withUid(node.getMetadata().getUid())
+                    .withController(true)
+                    .build())
+            .endMetadata()
+            .build();
+    client.pods().inNamespace(namespace).resource(mirror).create();
   }
 
   /** A CNI call for the static pod, with the static pod's own UID as the runtime passes it. */

@@ -144,24 +144,23 @@ final class Cluster {
 
   /** A pod bound to {@code node}; with no kubelet it never runs, but it owns its addresses. */
   static Pod pod(KubernetesClient client, String namespace, String name, String node) {
-    return client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .endMetadata()
-                .withNewSpec()
-                .withNodeName(node)
-                .withAutomountServiceAccountToken(false)
-                .addNewContainer()
-                .withName("main")
-                .withImage("registry.invalid/never-pulled:1")
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
+    return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();
+  }
+
+  /** A Pod named {@code name} bound to {@code node}, to be given more before it is created. */
+  static PodBuilder podOn(String name, String node) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .withNodeName(node)
+        .withAutomountServiceAccountToken(false)
+        .addNewContainer()
+        .withName("main")
+        .withImage("registry.invalid/never-pulled:1")
+        .endContainer()
+        .endSpec();
   }
 
   static String config(String version, String socket, String... pools) {

@@ -198,10 +198,17 @@ class NodeDaemonIT {
 
     String again = call("ADD", pod, "c-idem-2", pool).ip();
     client.resources(IPAddress.class).inNamespace(namespace).delete();
-    await().atMost(Duration.ofSeconds(30)).until(() -> addresses().isEmpty());
+    // Deleted while its pod lives: it stays, Terminating, and keeps the address until the DEL.
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                addresses().size() == 1
+                    && addresses().get(0).getMetadata().getDeletionTimestamp() != null);
     assertThat(call("DEL", pod, "c-idem-2", pool).ok())
         .as("DEL after its IPAddress was deleted")
         .isTrue();
+    assertThat(addresses()).isEmpty();
     assertThat(again).isNotNull();
   }
 

@@ -200,7 +200,7 @@ class NodeSafetyIT {
   }
 
   @Test
-  void aStaticPodGetsAnAddressOwnedByItsMirrorPod() throws Exception {
+  void aStaticPodGetsAnAddressHeldByItsNode() throws Exception {
     String pool = Fixtures.uniqueName("static");
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.240.0.0/24", 28, 0));
     // The kubelet knows a static pod by the hash of its manifest; the API by its mirror Pod.
@@ -244,9 +244,18 @@ class NodeSafetyIT {
             .inNamespace(namespaces.get(0))
             .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
             .get();
+    // Held by its Node, not by the mirror Pod, which kubelet creates again with a new UID
+    // whenever someone deletes it.
     assertThat(address.getMetadata().getOwnerReferences())
         .singleElement()
-        .satisfies(o -> assertThat(o.getUid()).isEqualTo(mirror.getMetadata().getUid()));
+        .satisfies(
+            o -> {
+              assertThat(o.getKind()).isEqualTo("Node");
+              assertThat(o.getName()).isEqualTo(node);
+              assertThat(o.getUid())
+                  .isEqualTo(client.nodes().withName(node).get().getMetadata().getUid());
+            });
+    assertThat(address.getSpec().getPod().getUid()).isEqualTo(mirror.getMetadata().getUid());
     // The garbage collector keeps it: its owner exists.
     await()
         .during(Duration.ofSeconds(5))

@@ -185,18 +185,13 @@ class NodeAdmissionPolicyIT {
       refused(
           "delete " + where + "/" + name(theirs),
           () -> nodeA.resource(theirs).delete(),
-          "kipam-node of node node-a may only change or delete IPAddresses whose spec.node is"
-              + " node-a; IPAddress "
-              + where
-              + "/"
-              + name(theirs)
-              + " has spec.node node-b");
-      // A daemon never changes an IPAddress (its spec is immutable): RBAC refuses before the
-      // policy.
+          notYours(where, theirs));
+      // A daemon patches its own IPAddresses (the finalizer kipam.io/attachment), never another
+      // node's: the policy refuses.
       refused(
           "change " + where + "/" + name(theirs),
           () -> nodeA.resource(theirs).edit(this::touched),
-          "cannot patch resource \"ipaddresses\"");
+          notYours(where, theirs));
     }
 
     assertThat(admin.resources(IPBlock.class).withName(name(block)).get().getSpec().getNode())
@@ -303,5 +298,15 @@ class NodeAdmissionPolicyIT {
 
   private static String name(HasMetadata object) {
     return object.getMetadata().getName();
+  }
+
+  /** The policy's refusal of node-a's change or delete of node-b's IPAddress {@code theirs}. */
+  private static String notYours(String where, IPAddress theirs) {
+    return "kipam-node of node node-a may only change or delete IPAddresses whose spec.node is"
+        + " node-a; IPAddress "
+        + where
+        + "/"
+        + name(theirs)
+        + " has spec.node node-b";
   }
 }

@@ -366,6 +366,20 @@ class AllocatorTest {
     assertThat(add(pool, 3).ip()).isEqualTo(h.ip());
   }
 
+  /** An object of {@code node} holding {@code ip} of {@code first}'s block in namespace q1. */
+  private static Lease heldInQ1(IpAddress ip, Lease first, String node) {
+    return new Lease(
+        "p4",
+        ip,
+        first.block(),
+        node,
+        NETWORK,
+        new Attachment("other-" + ip, "eth0"),
+        new PodRef("q1", "other", "uid-x"),
+        null,
+        null);
+  }
+
   @Test
   void aNameTakenInTheSameNamespaceMovesToAnotherAddressAndKeepsItTaken() {
     PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
@@ -374,18 +388,7 @@ class AllocatorTest {
     List<Lease> foreign = new ArrayList<>();
     for (IpAddress ip : pool.layout().assignable(first.block())) {
       if (!ip.equals(first.ip()) && foreign.size() < 4) {
-        foreign.add(
-            store.foreign(
-                new Lease(
-                    "p4",
-                    ip,
-                    first.block(),
-                    "node-a",
-                    NETWORK,
-                    new Attachment("other-" + ip, "eth0"),
-                    new PodRef("q1", "other", "uid-x"),
-                    null,
-                    null)));
+        foreign.add(store.foreign(heldInQ1(ip, first, "node-a")));
       }
     }
 
@@ -413,18 +416,7 @@ class AllocatorTest {
     List<Lease> foreign = new ArrayList<>();
     for (IpAddress ip : pool.layout().assignable(first.block())) {
       if (!ip.equals(first.ip())) {
-        foreign.add(
-            store.foreign(
-                new Lease(
-                    "p4",
-                    ip,
-                    first.block(),
-                    "node-b",
-                    NETWORK,
-                    new Attachment("other-" + ip, "eth0"),
-                    new PodRef("q1", "other", "uid-x"),
-                    null,
-                    null)));
+        foreign.add(store.foreign(heldInQ1(ip, first, "node-b")));
       }
     }
     // Pod 1 lives in q1, where every other address's name is taken.

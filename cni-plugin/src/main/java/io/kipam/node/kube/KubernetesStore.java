@@ -50,8 +50,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link AllocationStore} on the Kubernetes API: a block claim creates an IPBlock owned by its
- * pool, an allocation creates an IPAddress owned by its pod, and a release deletes the IPAddress
- * with its UID as precondition. 409 on create means "taken".
+ * pool, an allocation creates an IPAddress owned by its holder (its pod, or a static pod's Node)
+ * and born with the finalizer {@code kipam.io/attachment}, and a release deletes the IPAddress with
+ * its UID as precondition and then removes that finalizer. 409 on create means "taken".
  *
  * <p>Failures are sorted by what they say about the write: a connection that was never made, or a
  * 429, means nothing was written ({@link StoreUnavailableException}); a timeout, a connection lost

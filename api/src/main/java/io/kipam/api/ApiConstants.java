@@ -39,6 +39,14 @@ public final class ApiConstants {
   public static final String FINALIZER_ATTACHMENT = GROUP + "/attachment";
 
   /**
+   * On a Node, written by that node's kipam-node: the pools whose ADDs found no address this node
+   * can reach (see {@link DemandAnnotation}). kipam-operator treats such a node as short of the
+   * pool and converts a slot to Shared for it; the daemon withdraws a pool once an ADD of it is
+   * served.
+   */
+  public static final String ANNOTATION_DEMAND = GROUP + "/demand";
+
+  /**
    * The extended resource the operator publishes on each Node: IPs that node can still hand out.
    */
   public static final String EXTENDED_RESOURCE_IP = GROUP + "/ip";

@@ -27,6 +27,7 @@ import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
 import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.PoolDemand;
 import io.kipam.node.server.CniEndpoint;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,6 +59,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
   private final Allocator allocator;
   private final BooleanSupplier ready;
   private final Duration gcGrace;
+  private final PoolDemand demand;
 
   /**
    * @param ready what STATUS reports: synced, and every watch running and connected
@@ -67,12 +69,14 @@ public final class CniService implements CniEndpoint, CniPlugin {
       Ledger ledger,
       Allocator allocator,
       BooleanSupplier ready,
-      Duration gcGrace) {
+      Duration gcGrace,
+      PoolDemand demand) {
     this.watch = watch;
     this.ledger = ledger;
     this.allocator = allocator;
     this.ready = ready;
     this.gcGrace = gcGrace;
+    this.demand = demand;
   }
 
   @Override
@@ -92,8 +96,10 @@ public final class CniService implements CniEndpoint, CniPlugin {
           String namespace = request.environment().args().podNamespace().orElseThrow();
           List<PoolView> pools = pools(config.ipam().pools(), namespace);
           PodRef pod = owner(request);
-          return result(
-              allocator.allocate(pools, attachment, pod, config.name(), config.mac().orElse(null)));
+          List<Lease> leases =
+              allocator.allocate(pools, attachment, pod, config.name(), config.mac().orElse(null));
+          pools.forEach(p -> demand.served(p.name()));
+          return result(leases);
         });
   }
 
@@ -133,6 +139,10 @@ public final class CniService implements CniEndpoint, CniPlugin {
     try {
       return step.run();
     } catch (AllocationException e) {
+      if (e.reason() == AllocationException.Reason.POOL_EXHAUSTED) {
+        // Seen by kipam-operator, which converts a slot to Shared for this node.
+        e.pool().ifPresent(demand::shortOf);
+      }
       CniErrorCode code =
           e.reason() == AllocationException.Reason.NOT_READY
               ? CniErrorCode.TRY_AGAIN_LATER

@@ -13,6 +13,7 @@ import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.PoolDemand;
 import io.kipam.node.kube.WriteRateLimiter;
 import io.kipam.node.server.CniEndpoint;
 import io.kipam.node.server.NodeServer;
@@ -103,7 +104,9 @@ public final class NodeDaemon implements AutoCloseable {
     BlockStatusReporter reporter =
         new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
     PrometheusRegistry registry = new PrometheusRegistry();
-    CniService service = new CniService(watch, ledger, allocator, this::ready, settings.gcGrace());
+    PoolDemand demand = new PoolDemand(client, settings.node(), clock, limiter);
+    CniService service =
+        new CniService(watch, ledger, allocator, this::ready, settings.gcGrace(), demand);
     server = new NodeServer(settings.socket(), measured(service, registry), this::ready, registry);
     settings.probeAddress().ifPresent(server::probesOn);
     server.start();
@@ -132,6 +135,7 @@ public final class NodeDaemon implements AutoCloseable {
           guarded("answering release requests", responder::respond);
           guarded("giving back blocks", allocator::returnBlocks);
           guarded("writing block status", reporter::report);
+          guarded("recording this node's demand", () -> demand.write(watch.self()));
         },
         1,
         1,

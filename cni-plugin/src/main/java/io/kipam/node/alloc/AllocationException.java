@@ -14,13 +14,25 @@ public class AllocationException extends RuntimeException {
   }
 
   private final Reason reason;
+  private final String pool;
 
   public AllocationException(Reason reason, String message) {
+    this(reason, null, message);
+  }
+
+  /** A refusal about {@code pool} in particular. */
+  public AllocationException(Reason reason, String pool, String message) {
     super(message);
     this.reason = reason;
+    this.pool = pool;
   }
 
   public Reason reason() {
     return reason;
+  }
+
+  /** The pool the refusal is about, when it is about one. */
+  public java.util.Optional<String> pool() {
+    return java.util.Optional.ofNullable(pool);
   }
 }

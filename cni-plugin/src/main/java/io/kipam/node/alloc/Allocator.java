@@ -485,6 +485,7 @@ public final class Allocator {
     int blocks = ledger.ownBlocks(pool.name()).size();
     return new AllocationException(
         AllocationException.Reason.POOL_EXHAUSTED,
+        pool.name(),
         "pool "
             + pool.name()
             + " is exhausted for node "

@@ -16,6 +16,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.DemandAnnotation;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
@@ -27,6 +28,7 @@ import io.kipam.operator.kube.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -56,6 +58,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private static final String POOLS = "block-pools";
   private static final String BY_NODE = "kipam-block-by-node";
   private static final String BY_POOL = "kipam-block-by-pool";
+  private static final String BY_DEMAND = "kipam-node-by-demand";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
 
   /**
@@ -100,19 +103,34 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                 ? List.of()
                 : List.of(b.getSpec().getNode()));
     blocks.addIndexer(BY_POOL, b -> Blocks.poolOf(b).map(List::of).orElse(List.of()));
-    // Only a Node's arrival and deletion matter here; its frequent status updates do not.
+    // A Node's arrival and deletion matter here, and a change of the demand its daemon records
+    // (kipam.io/demand); its frequent status updates do not. A node short of a pool maps to one
+    // slot of that pool, whose look then relieves it.
     var nodes =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(Node.class, IPBlock.class)
                 .withName(NODES)
                 .withSecondaryToPrimaryMapper(
-                    (Node node) ->
-                        blocks.byIndex(BY_NODE, node.getMetadata().getName()).stream()
+                    (Node node) -> {
+                      Set<ResourceID> ids =
+                          blocks.byIndex(BY_NODE, node.getMetadata().getName()).stream()
+                              .map(ResourceID::fromResource)
+                              .collect(toSet());
+                      for (String pool : demand(node)) {
+                        blocks.byIndex(BY_POOL, pool).stream()
+                            .filter(b -> !Blocks.subClaim(b))
+                            .min(Comparator.comparing(b -> b.getMetadata().getName()))
                             .map(ResourceID::fromResource)
-                            .collect(toSet()))
-                .withOnUpdateFilter((before, after) -> false)
+                            .ifPresent(ids::add);
+                      }
+                      return ids;
+                    })
+                .withOnUpdateFilter(
+                    (before, after) ->
+                        !demand(after).isEmpty() && !demand(after).equals(demand(before)))
                 .build(),
             context);
+    nodes.addIndexer(BY_DEMAND, node -> List.copyOf(demand(node)));
     // Pools are only looked up (their layout, when a block is full); they trigger nothing here.
     var pools =
         new InformerEventSource<>(
@@ -130,6 +148,12 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     prune(context, now);
     if (block.getSpec() == null) {
       return UpdateControl.noUpdate();
+    }
+    Set<String> demanding = demanding(block, context);
+    if (!demanding.isEmpty()
+        && pressure.relieveShortNodes(
+            pool(block, context), poolBlocks(context), steps, now, demanding)) {
+      return recheckAfter(Optional.of(AFTER_CONFLICT));
     }
     if (Blocks.shared(block)) {
       // A Shared slot is handed out address by address through sub-claims, each given back by
@@ -282,6 +306,25 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     return recheck
         .map(d -> UpdateControl.<IPBlock>noUpdate().rescheduleAfter(d.toMillis()))
         .orElseGet(UpdateControl::noUpdate);
+  }
+
+  private static Set<String> demand(Node node) {
+    return DemandAnnotation.pools(node.getMetadata().getAnnotations());
+  }
+
+  /** The Nodes that record demand for the block's pool, from the cache. */
+  @SuppressWarnings("unchecked")
+  private static Set<String> demanding(IPBlock block, Context<IPBlock> context) {
+    Optional<String> pool = Blocks.poolOf(block);
+    if (pool.isEmpty()) {
+      return Set.of();
+    }
+    var nodes =
+        (InformerEventSource<Node, IPBlock>)
+            context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
+    return nodes.byIndex(BY_DEMAND, pool.get()).stream()
+        .map(n -> n.getMetadata().getName())
+        .collect(toSet());
   }
 
   /** Whether the block's Node is in the cache; its absence is confirmed by a fresh read. */

@@ -19,8 +19,9 @@ import java.util.stream.Collectors;
  * handshake is the same; the daemon still refuses if an allocation has meanwhile landed in it), so
  * that the short node can claim it. Pure: decides from cached blocks and the pool's layout.
  *
- * <p>What it cannot see: a node that holds no block of the pool at all and needs one. Its daemon's
- * ADDs fail (exhausted) until some block goes back after the idle delay.
+ * <p>A node that holds no block of the pool at all is seen only through its demand (the annotation
+ * {@code kipam.io/demand} its daemon writes on its Node when an ADD finds the pool short): it is
+ * then short too.
  */
 final class PoolPressure {
 
@@ -31,6 +32,15 @@ final class PoolPressure {
    * node} is short and such a block exists.
    */
   static Optional<IPBlock> donorFor(String node, PoolLayout layout, Collection<IPBlock> blocks) {
+    return donorFor(node, layout, blocks, false);
+  }
+
+  /**
+   * As above; {@code demands}: {@code node} has recorded demand for the pool, so it is short even
+   * when it holds no block of it.
+   */
+  static Optional<IPBlock> donorFor(
+      String node, PoolLayout layout, Collection<IPBlock> blocks, boolean demands) {
     // Slots only: a sub-claim is one address of a Shared slot, not a slot of its own.
     Collection<IPBlock> live =
         blocks.stream()
@@ -42,7 +52,7 @@ final class PoolPressure {
             .filter(b -> !Blocks.shared(b))
             .filter(b -> node.equals(b.getSpec().getNode()))
             .toList();
-    if (own.isEmpty()
+    if ((own.isEmpty() && !demands)
         || !own.stream().allMatch(b -> full(b, layout))
         || unclaimedBlockLeft(layout, live)) {
       return Optional.empty();

@@ -68,7 +68,7 @@ final class PressureRelief {
               + " has no free address in its blocks and no block is left to claim",
           now);
     }
-    return SlotConversion.candidateFor(node, layout, siblings)
+    return SlotConversion.candidateFor(node, layout, siblings, now)
         .map(slot -> !askShare(steps, slot, name, node, now))
         .orElse(false);
   }
@@ -89,6 +89,23 @@ final class PressureRelief {
       Function<String, List<IPBlock>> poolBlocks,
       BlockSteps steps,
       Instant now) {
+    return relieveShortNodes(pool, poolBlocks, steps, now, Set.of());
+  }
+
+  /**
+   * As above, with {@code demanding}: the nodes that have recorded demand for the pool on their
+   * Node ({@code kipam.io/demand}). Each is short, whether or not it holds a slot: an empty slot of
+   * another node is asked back for it first (it can then claim it), else a slot is asked to become
+   * Shared.
+   *
+   * @return whether a request was decided but its write conflicted: look again soon
+   */
+  boolean relieveShortNodes(
+      Optional<IPPool> pool,
+      Function<String, List<IPBlock>> poolBlocks,
+      BlockSteps steps,
+      Instant now,
+      Set<String> demanding) {
     Optional<PoolLayout> usable = layout(pool);
     if (usable.isEmpty()) {
       return false;
@@ -98,11 +115,26 @@ final class PressureRelief {
     List<IPBlock> siblings = siblings(pool.get(), poolBlocks);
     Set<String> nodes = new TreeSet<>();
     siblings.stream().map(b -> b.getSpec().getNode()).filter(Objects::nonNull).forEach(nodes::add);
+    nodes.addAll(demanding);
     for (String node : nodes) {
-      if (!shortNow(node, siblings, layout, now)) {
+      boolean demands = demanding.contains(node);
+      if (!demands && !shortNow(node, siblings, layout, now)) {
         continue;
       }
-      Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings);
+      if (demands) {
+        Optional<IPBlock> donor = PoolPressure.donorFor(node, layout, siblings, true);
+        if (donor.isPresent() && !SlotConversion.underWay(donor.get())) {
+          return !steps.request(
+              donor.get(),
+              "IPPool "
+                  + name
+                  + " is short: node "
+                  + node
+                  + " recorded demand for it and no block is left to claim",
+              now);
+        }
+      }
+      Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings, now);
       if (candidate.isPresent()) {
         return !askShare(steps, candidate.get(), name, node, now);
       }

@@ -6,6 +6,8 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.kube.Blocks;
 import java.math.BigInteger;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.Map;
@@ -22,18 +24,29 @@ import java.util.stream.Collectors;
  * Exclusive slot it holds is full; a node that holds none but sub-claims addresses counts as short
  * too), no slot of the pool is unclaimed, no Exclusive slot reports 0 allocated (an empty slot
  * moves by the release handshake instead, as a donor or once idle), no Shared slot has an address
- * left without a sub-claim, and no conversion is under way in the pool (asked, not yet answered),
- * so slots turn Shared one at a time, as they are needed. The slot asked is the Exclusive slot with
+ * left without a sub-claim, and no conversion is under way in the pool (asked less than {@link
+ * #ANSWER_WAIT} ago, not yet answered), so slots turn Shared one at a time, as they are needed. A
+ * request its holder has not answered within {@link #ANSWER_WAIT} (its daemon stopped, say) no
+ * longer holds the pool up: the next slot may be asked. The slot asked is the Exclusive slot with
  * the most free addresses (its assignable addresses minus its {@code status.allocated}), without a
  * release round (or with one its holder refused) and never asked before; ties go to the first name.
  */
 final class SlotConversion {
 
+  /** How long an unanswered request to become Shared keeps the pool's next request waiting. */
+  static final Duration ANSWER_WAIT = Duration.ofSeconds(30);
+
   private SlotConversion() {}
+
+  /** As {@link #candidateFor(String, PoolLayout, Collection, Instant)}, no request stale yet. */
+  static Optional<IPBlock> candidateFor(
+      String node, PoolLayout layout, Collection<IPBlock> blocks) {
+    return candidateFor(node, layout, blocks, Instant.MIN);
+  }
 
   /** The Exclusive slot to ask to become Shared because {@code node} is short, if any. */
   static Optional<IPBlock> candidateFor(
-      String node, PoolLayout layout, Collection<IPBlock> blocks) {
+      String node, PoolLayout layout, Collection<IPBlock> blocks, Instant now) {
     Collection<IPBlock> live =
         blocks.stream().filter(b -> b.getMetadata().getDeletionTimestamp() == null).toList();
     Collection<IPBlock> slots = live.stream().filter(b -> !Blocks.subClaim(b)).toList();
@@ -45,13 +58,13 @@ final class SlotConversion {
     if (!short_
         || PoolPressure.unclaimedBlockLeft(layout, slots)
         || exclusive.stream().anyMatch(b -> Blocks.reportedAllocated(b).orElse(-1L) == 0)
-        || exclusive.stream().anyMatch(SlotConversion::asked)
+        || exclusive.stream().anyMatch(b -> waitedFor(b, now))
         || sharedAddressLeft(layout, slots, live)) {
       return Optional.empty();
     }
     Function<IPBlock, BigInteger> free = b -> free(b, layout);
     return exclusive.stream()
-        .filter(b -> b.getStatus() != null && notInRound(b))
+        .filter(b -> b.getStatus() != null && notInRound(b) && !asked(b))
         .filter(b -> Blocks.reportedAllocated(b).isPresent())
         .filter(b -> free.apply(b).signum() > 0)
         .min(Comparator.comparing(free).reversed().thenComparing(b -> b.getMetadata().getName()));
@@ -69,6 +82,22 @@ final class SlotConversion {
   /** The slot carries the operator's request to become Shared. */
   static boolean asked(IPBlock block) {
     return block.getStatus() != null && block.getStatus().getShare() != null;
+  }
+
+  /**
+   * The slot is asked to become Shared, its holder has not answered, and the request is younger
+   * than {@link #ANSWER_WAIT} (a request without a readable time counts as young).
+   */
+  private static boolean waitedFor(IPBlock block, Instant now) {
+    if (!asked(block)) {
+      return false;
+    }
+    try {
+      Instant at = Instant.parse(block.getStatus().getShare().getRequestedAt());
+      return !now.isAfter(at.plus(ANSWER_WAIT));
+    } catch (RuntimeException unreadable) {
+      return true;
+    }
   }
 
   /** The slot is asked to become Shared and its holder has not answered yet. */

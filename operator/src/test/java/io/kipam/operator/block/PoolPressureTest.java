@@ -15,6 +15,20 @@ import org.junit.jupiter.api.Test;
 class PoolPressureTest {
 
   @Test
+  void aNodeHoldingNoBlockIsShortOnlyThroughItsDemand() {
+    IPBlock empty = block("10.0.0.48/28", "b", 0);
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 15),
+            block("10.0.0.16/28", "a", 16),
+            block("10.0.0.32/28", "b", 3),
+            empty);
+
+    assertThat(PoolPressure.donorFor("c", LAYOUT, blocks)).isEmpty();
+    assertThat(PoolPressure.donorFor("c", LAYOUT, blocks, true)).contains(empty);
+  }
+
+  @Test
   void aFullNodeGetsAnotherNodesEmptyBlockWhenNoBlockIsLeftToClaim() {
     IPBlock empty = block("10.0.0.48/28", "b", 0);
     List<IPBlock> blocks =

@@ -28,6 +28,36 @@ class SlotConversionTest {
   }
 
   @Test
+  void aNodeHoldingNoSlotIsShortAndGetsTheSlotWithTheMostFreeAddresses() {
+    IPBlock mostFree = block("10.0.0.32/28", "c", 2);
+    List<IPBlock> blocks =
+        List.of(
+            block("10.0.0.0/28", "a", 5),
+            block("10.0.0.16/28", "b", 10),
+            mostFree,
+            block("10.0.0.48/28", "d", 6));
+
+    assertThat(SlotConversion.candidateFor("e", LAYOUT, blocks)).contains(mostFree);
+  }
+
+  @Test
+  void anUnansweredRequestHoldsThePoolUpOnlyForTheAnswerWait() {
+    IPBlock asked = block("10.0.0.32/28", "c", 2);
+    ask(asked); // at 2026-01-01T00:00:00Z; its holder never answers
+    IPBlock next = block("10.0.0.48/28", "d", 6);
+    List<IPBlock> blocks =
+        List.of(block("10.0.0.0/28", "a", 15), block("10.0.0.16/28", "b", 10), asked, next);
+    java.time.Instant at = java.time.Instant.parse("2026-01-01T00:00:00Z");
+
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks, at.plusSeconds(5))).isEmpty();
+    assertThat(
+            SlotConversion.candidateFor(
+                "a", LAYOUT, blocks, at.plus(SlotConversion.ANSWER_WAIT).plusSeconds(1)))
+        .as("the next slot, never the one asked already")
+        .contains(next);
+  }
+
+  @Test
   void aShortNodeGetsTheExclusiveSlotWithTheMostFreeAddressesConverted() {
     IPBlock mostFree = block("10.0.0.32/28", "c", 2);
     List<IPBlock> blocks =

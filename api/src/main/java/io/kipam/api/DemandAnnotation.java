@@ -1,0 +1,36 @@
+package io.kipam.api;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The value of {@link ApiConstants#ANNOTATION_DEMAND}: the names of the pools a node is short of,
+ * sorted and separated by commas (pool names are DNS subdomains, so they hold no comma). An absent
+ * or empty annotation is no demand; anything that is not a pool name is left out.
+ */
+public final class DemandAnnotation {
+
+  private DemandAnnotation() {}
+
+  /** The pools named by a Node's annotations (null: none). */
+  public static Set<String> pools(Map<String, String> annotations) {
+    Set<String> pools = new TreeSet<>();
+    String value = annotations == null ? null : annotations.get(ApiConstants.ANNOTATION_DEMAND);
+    if (value == null) {
+      return pools;
+    }
+    for (String part : value.split(",")) {
+      String pool = part.strip();
+      if (!pool.isEmpty() && pool.matches("[a-z0-9]([-a-z0-9.]*[a-z0-9])?")) {
+        pools.add(pool);
+      }
+    }
+    return pools;
+  }
+
+  /** The annotation's value for {@code pools}; null (remove the annotation) when there are none. */
+  public static String format(Set<String> pools) {
+    return pools.isEmpty() ? null : String.join(",", new TreeSet<>(pools));
+  }
+}

@@ -1,0 +1,27 @@
+package io.kipam.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class DemandAnnotationTest {
+
+  @Test
+  void poolsRoundTripSorted() {
+    String value = DemandAnnotation.format(Set.of("pods-v6", "pods-v4"));
+    assertThat(value).isEqualTo("pods-v4,pods-v6");
+    assertThat(DemandAnnotation.pools(Map.of(ApiConstants.ANNOTATION_DEMAND, value)))
+        .containsExactly("pods-v4", "pods-v6");
+  }
+
+  @Test
+  void noAnnotationNoEmptyPartsAndNoNonNamesAreDemand() {
+    assertThat(DemandAnnotation.pools(null)).isEmpty();
+    assertThat(DemandAnnotation.pools(Map.of())).isEmpty();
+    assertThat(DemandAnnotation.pools(Map.of(ApiConstants.ANNOTATION_DEMAND, " a , ,B_x,c.d ")))
+        .containsExactly("a", "c.d");
+    assertThat(DemandAnnotation.format(Set.of())).isNull();
+  }
+}

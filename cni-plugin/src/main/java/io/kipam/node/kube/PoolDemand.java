@@ -1,0 +1,106 @@
+package io.kipam.node.kube;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.DemandAnnotation;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's demand (design §5a, "demand is visible"): the pools whose ADDs on this node found no
+ * address it could reach — no unclaimed slot, no free address in its own slots or in a Shared slot
+ * — recorded in the annotation {@code kipam.io/demand} of this node's Node, which kipam-operator
+ * watches. A node that holds no slot of a pool is otherwise invisible to the operator.
+ *
+ * <p>A pool is withdrawn once an ADD of it is served here, or once no ADD has found it short for
+ * {@link #EXPIRES} (the runtime gave up). The annotation is written only when it differs from what
+ * the node's watch shows, and at most once every {@link #MIN_INTERVAL}, so the cost is paid only
+ * while a pool is short: a pool with addresses to spare records nothing. The write is a merge patch
+ * of that one annotation; the node admission policy lets a daemon write it on its own Node only.
+ */
+public final class PoolDemand {
+
+  private static final Logger log = LoggerFactory.getLogger(PoolDemand.class);
+
+  static final Duration MIN_INTERVAL = Duration.ofSeconds(2);
+  static final Duration EXPIRES = Duration.ofSeconds(60);
+
+  private final KubernetesClient client;
+  private final String node;
+  private final Clock clock;
+  private final WriteRateLimiter limiter;
+  private final Map<String, Instant> shortOf = new TreeMap<>();
+  private Instant lastWrite = Instant.EPOCH;
+
+  public PoolDemand(KubernetesClient client, String node, Clock clock, WriteRateLimiter limiter) {
+    this.client = client;
+    this.node = node;
+    this.clock = clock;
+    this.limiter = limiter;
+  }
+
+  /** An ADD of {@code pool} found no address this node can reach. */
+  public synchronized void shortOf(String pool) {
+    shortOf.put(pool, clock.instant());
+  }
+
+  /** An ADD of {@code pool} was served: this node no longer needs more of it. */
+  public synchronized void served(String pool) {
+    shortOf.remove(pool);
+  }
+
+  /** The annotation's value this node should carry now (null: none). */
+  synchronized String wanted() {
+    Instant horizon = clock.instant().minus(EXPIRES);
+    shortOf.values().removeIf(since -> since.isBefore(horizon));
+    return DemandAnnotation.format(shortOf.keySet());
+  }
+
+  /**
+   * Writes the annotation if {@code self} (this node's Node, as its watch shows it) carries another
+   * value than {@link #wanted} and the last write is long enough ago. Run in the background; a
+   * failure is tried again next time.
+   */
+  public void write(Node self) {
+    if (self == null) {
+      return;
+    }
+    String wanted = wanted();
+    Map<String, String> annotations = self.getMetadata().getAnnotations();
+    String current = annotations == null ? null : annotations.get(ApiConstants.ANNOTATION_DEMAND);
+    Instant now = clock.instant();
+    if (Objects.equals(wanted, current) || now.isBefore(lastWrite.plus(MIN_INTERVAL))) {
+      return;
+    }
+    lastWrite = now;
+    Map<String, Object> value = new HashMap<>();
+    value.put(ApiConstants.ANNOTATION_DEMAND, wanted);
+    try {
+      limiter.acquire();
+      client
+          .nodes()
+          .withName(node)
+          .patch(
+              PatchContext.of(PatchType.JSON_MERGE),
+              Serialization.asJson(Map.of("metadata", Map.of("annotations", value))));
+      log.info(
+          "node {} {}",
+          node,
+          wanted == null ? "is short of no pool any more" : "is short of pools " + wanted);
+    } catch (KubernetesClientException e) {
+      log.warn("cannot record the demand of node {} ({}): {}", node, wanted, e.getMessage());
+    }
+  }
+}

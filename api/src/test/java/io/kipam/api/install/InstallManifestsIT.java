@@ -51,7 +51,9 @@ class InstallManifestsIT {
         .contains("daemonset.apps/kipam-node")
         .contains(
             "validatingadmissionpolicy.admissionregistration.k8s.io/kipam-node-writes-own-node")
-        .contains("validatingadmissionpolicy.admissionregistration.k8s.io/kipam-labels-immutable");
+        .contains("validatingadmissionpolicy.admissionregistration.k8s.io/kipam-labels-immutable")
+        .contains(
+            "validatingadmissionpolicy.admissionregistration.k8s.io/kipam-node-demand-own-node");
 
     KipamInstall.apply(controlPlane);
 

@@ -62,6 +62,7 @@ class InstallRbacIT {
         can(NODE_SA, "delete", "ipaddresses.kipam.io", "team-b"),
         can(NODE_SA, "patch", "ipaddresses.kipam.io", "team-c"),
         can(NODE_SA, "create", "events", "team-a"),
+        can(NODE_SA, "get", "nodes"),
         can(NODE_SA, "patch", "nodes"),
         can(NODE_SA, "get", "pods", "team-a"),
         can(NODE_SA, "list", "pods"),
@@ -128,7 +129,6 @@ class InstallRbacIT {
             can(NODE_SA, "update", "ipblocks.kipam.io/status"),
             can(NODE_SA, "update", "ipaddresses.kipam.io", "team-a"),
             can(NODE_SA, "patch", "nodes/status"),
-            can(NODE_SA, "get", "nodes"),
             can(NODE_SA, "delete", "pods", "team-a"),
             can(NODE_SA, "create", "leases.coordination.k8s.io", "kipam-system"),
             // The operator never claims blocks nor allocates: only daemons do.

@@ -125,9 +125,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                       }
                       return ids;
                     })
+                // JOSDK passes the new object first, then the old one.
                 .withOnUpdateFilter(
-                    (before, after) ->
-                        !demand(after).isEmpty() && !demand(after).equals(demand(before)))
+                    (updated, previous) ->
+                        !demand(updated).isEmpty() && !demand(updated).equals(demand(previous)))
                 .build(),
             context);
     nodes.addIndexer(BY_DEMAND, node -> List.copyOf(demand(node)));

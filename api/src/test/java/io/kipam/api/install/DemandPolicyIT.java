@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -52,23 +50,7 @@ class DemandPolicyIT {
           .resource(new NodeBuilder().withNewMetadata().withName(node).endMetadata().build())
           .serverSideApply();
     }
-    String token =
-        controlPlane
-            .kubectl(
-                "create",
-                "token",
-                "kipam-node",
-                "-n",
-                "kipam-system",
-                "--bound-object-kind",
-                "Node",
-                "--bound-object-name",
-                MINE)
-            .trim();
-    daemon =
-        new KubernetesClientBuilder()
-            .withConfig(new ConfigBuilder(controlPlane.adminConfig()).withOauthToken(token).build())
-            .build();
+    daemon = KipamInstall.nodeClient(controlPlane, MINE);
     // A policy takes effect a moment after it is stored: wait until a label change is refused.
     await()
         .atMost(Duration.ofSeconds(30))

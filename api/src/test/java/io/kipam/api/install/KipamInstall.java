@@ -25,6 +25,33 @@ final class KipamInstall {
     return ControlPlaneBinaries.repositoryRoot().resolve("config/default");
   }
 
+  /**
+   * A client with the credentials kipam-node has on {@code node}: a token of its service account
+   * bound to that Node (so the API server puts the node's name in the request's user info).
+   */
+  static io.fabric8.kubernetes.client.KubernetesClient nodeClient(
+      ControlPlane controlPlane, String node) {
+    String token =
+        controlPlane
+            .kubectl(
+                "create",
+                "token",
+                "kipam-node",
+                "-n",
+                "kipam-system",
+                "--bound-object-kind",
+                "Node",
+                "--bound-object-name",
+                node)
+            .trim();
+    return new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+        .withConfig(
+            new io.fabric8.kubernetes.client.ConfigBuilder(controlPlane.adminConfig())
+                .withOauthToken(token)
+                .build())
+        .build();
+  }
+
   /** Applies config/default (idempotent) and returns what kubectl printed. */
   static String apply(ControlPlane controlPlane) {
     return controlPlane.kubectl("apply", "-k", entryPoint().toString());

@@ -8,9 +8,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
@@ -85,32 +83,18 @@ class LabelPolicyIT {
               new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
           .serverSideApply();
     }
-    String token =
-        controlPlane
-            .kubectl(
-                "create",
-                "token",
-                "kipam-node",
-                "-n",
-                "kipam-system",
-                "--bound-object-kind",
-                "Node",
-                "--bound-object-name",
-                NODE)
-            .trim();
-    daemon =
-        new KubernetesClientBuilder()
-            .withConfig(new ConfigBuilder(controlPlane.adminConfig()).withOauthToken(token).build())
-            .build();
+    daemon = KipamInstall.nodeClient(controlPlane, NODE);
     // RBAC is asked before admission: a daemon without patch on ipaddresses never reaches the
     // policy with an address (kipam-node's role grants it for the finalizer kipam.io/attachment).
     daemonPatchesAddresses =
         KipamInstall.canI(
             controlPlane, KipamInstall.NODE_SA, "patch", "ipaddresses.kipam.io", NAMESPACES.get(0));
-    // A policy takes effect a moment after it is stored: wait until a relabel is refused.
+    // A policy takes effect a moment after it is stored, and one about custom resources only once
+    // kube-apiserver's admission knows their kinds, which on a control plane that just started and
+    // just got kipam's CRDs has taken more than 30 s: wait until a relabel is refused.
     IPBlock probe = create(block(true));
     await()
-        .atMost(Duration.ofSeconds(30))
+        .atMost(Duration.ofSeconds(120))
         .untilAsserted(
             () ->
                 assertThatThrownBy(() -> edit(admin, probe, m -> m.getLabels().remove(label(0))))

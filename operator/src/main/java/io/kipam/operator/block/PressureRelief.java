@@ -59,14 +59,7 @@ final class PressureRelief {
     Optional<IPBlock> donor =
         subClaim ? Optional.empty() : PoolPressure.donorFor(node, layout, siblings);
     if (donor.isPresent()) {
-      return !steps.request(
-          donor.get(),
-          "IPPool "
-              + name
-              + " is short: node "
-              + node
-              + " has no free address in its blocks and no block is left to claim",
-          now);
+      return !askBack(steps, donor.get(), name, node, "has no free address in its blocks", now);
     }
     return SlotConversion.candidateFor(node, layout, siblings, now)
         .map(slot -> !askShare(steps, slot, name, node, now))
@@ -124,14 +117,7 @@ final class PressureRelief {
       if (demands) {
         Optional<IPBlock> donor = PoolPressure.donorFor(node, layout, siblings, true);
         if (donor.isPresent() && !SlotConversion.underWay(donor.get())) {
-          return !steps.request(
-              donor.get(),
-              "IPPool "
-                  + name
-                  + " is short: node "
-                  + node
-                  + " recorded demand for it and no block is left to claim",
-              now);
+          return !askBack(steps, donor.get(), name, node, "recorded demand for it", now);
         }
       }
       Optional<IPBlock> candidate = SlotConversion.candidateFor(node, layout, siblings, now);
@@ -158,6 +144,15 @@ final class PressureRelief {
     return poolBlocks.apply(pool.getMetadata().getName()).stream()
         .filter(b -> Blocks.belongsTo(b, pool))
         .toList();
+  }
+
+  /** Asks for {@code donor} back (the release handshake) because {@code node} is short. */
+  private static boolean askBack(
+      BlockSteps steps, IPBlock donor, String pool, String node, String why, Instant now) {
+    return steps.request(
+        donor,
+        "IPPool " + pool + " is short: node " + node + " " + why + " and no block is left to claim",
+        now);
   }
 
   private static boolean askShare(

@@ -90,12 +90,7 @@ public final class NodeDaemon implements AutoCloseable {
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
     WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
-    KubernetesStore store =
-        new KubernetesStore(
-            client,
-            watch::poolUid,
-            limiter,
-            () -> watch.self() == null ? null : watch.self().getMetadata().getUid());
+    KubernetesStore store = new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid);
     Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =

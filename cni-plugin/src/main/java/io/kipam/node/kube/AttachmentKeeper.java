@@ -1,7 +1,7 @@
 package io.kipam.node.kube;
 
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.node.alloc.Allocator;
 import io.kipam.node.alloc.Lease;
@@ -97,10 +97,13 @@ public final class AttachmentKeeper {
       return; // labelled for this node but naming another: the audit reports it, no one here acts
     }
     Pod pod = watch.cachedPod(lease.pod().namespace(), lease.pod().name());
-    boolean nodeHeld = Leases.heldByNode(object);
+    boolean nodeHeld = AddressLifecycle.heldByNode(object);
     AttachmentRules.Facts facts =
         new AttachmentRules.Facts(
-            Leases.deleting(object), Leases.finalized(object), nodeHeld, state(pod, lease));
+            AddressLifecycle.deleting(object),
+            AddressLifecycle.attached(object),
+            nodeHeld,
+            state(pod, lease));
     Action action = AttachmentRules.decide(facts);
     switch (action) {
       case NOTHING -> {}
@@ -145,11 +148,7 @@ public final class AttachmentKeeper {
             && pod != null
             && lease.pod().uid().equals(pod.getMetadata().getUid())
             && NodeWatch.mirror(pod);
-    Node self = watch.self();
-    if (staticPod && self == null) {
-      return; // the Node is not known yet: next time
-    }
-    store.adopt(object, staticPod, staticPod ? self.getMetadata().getUid() : null);
+    store.adopt(object, staticPod);
   }
 
   /** One Event per deleted object whose attachment lives: why it stays Terminating. */

@@ -357,17 +357,17 @@ public final class KubernetesStore implements AllocationStore {
     if (!pod.staticPod()) {
       return owner("Pod", pod.name(), pod.uid());
     }
+    return nodeHolder(lease.node(), pod.namespace() + "/" + pod.name());
+  }
+
+  /** The owner reference of this node's Node, holder of static pod {@code pod}'s addresses. */
+  private OwnerReference nodeHolder(String node, String pod) {
     String uid = nodeUid.get();
     if (uid == null) {
       throw new StoreUnavailableException(
-          "the Node object, holder of static pod "
-              + pod.namespace()
-              + "/"
-              + pod.name()
-              + "'s addresses, is not known yet",
-          null);
+          "the Node object, holder of static pod " + pod + "'s addresses, is not known yet", null);
     }
-    return owner("Node", lease.node(), uid);
+    return owner("Node", node, uid);
   }
 
   private static OwnerReference owner(String kind, String name, String uid) {
@@ -432,7 +432,7 @@ public final class KubernetesStore implements AllocationStore {
    * Pod. A JSON patch that tests the object's UID and resourceVersion, so it changes only the
    * object as it was read; 404 and 409 (gone or changed meanwhile) are left to the next look.
    */
-  public void adopt(IPAddress address, boolean toNode, String nodeUid) {
+  public void adopt(IPAddress address, boolean toNode) {
     var meta = address.getMetadata();
     List<Map<String, Object>> ops = new ArrayList<>();
     ops.add(Map.of("op", "test", "path", "/metadata/uid", "value", meta.getUid()));
@@ -453,7 +453,10 @@ public final class KubernetesStore implements AllocationStore {
               "path",
               "/metadata/ownerReferences",
               "value",
-              List.of(owner("Node", address.getSpec().getNode(), nodeUid))));
+              List.of(
+                  nodeHolder(
+                      address.getSpec().getNode(),
+                      meta.getNamespace() + "/" + address.getSpec().getPod().getName()))));
     }
     String what = "IPAddress " + meta.getNamespace() + "/" + meta.getName();
     try {

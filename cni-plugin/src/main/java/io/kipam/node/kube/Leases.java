@@ -1,8 +1,8 @@
 package io.kipam.node.kube;
 
-import io.kipam.api.ApiConstants;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.node.alloc.AddressKey;
 import io.kipam.node.alloc.Attachment;
@@ -30,7 +30,7 @@ final class Leases {
             address.getMetadata().getNamespace(),
             spec.getPod().getName(),
             spec.getPod().getUid(),
-            heldByNode(address)),
+            AddressLifecycle.heldByNode(address)),
         spec.getMac(),
         address.getMetadata().getUid());
   }
@@ -51,28 +51,6 @@ final class Leases {
         return Optional.empty();
       }
     }
-  }
-
-  /**
-   * Whether the object's holder is a Node (the address of a static pod) rather than its Pod: an
-   * owner reference of kind Node.
-   */
-  static boolean heldByNode(IPAddress address) {
-    var owners = address.getMetadata().getOwnerReferences();
-    return owners != null
-        && owners.stream()
-            .anyMatch(o -> "Node".equals(o.getKind()) && "v1".equals(o.getApiVersion()));
-  }
-
-  /** Whether the object carries kipam's finalizer {@code kipam.io/attachment}. */
-  static boolean finalized(IPAddress address) {
-    var finalizers = address.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(ApiConstants.FINALIZER_ATTACHMENT);
-  }
-
-  /** Whether someone has deleted the object (it waits for its finalizers). */
-  static boolean deleting(IPAddress address) {
-    return address.getMetadata().getDeletionTimestamp() != null;
   }
 
   static ObjectRef object(IPAddress address) {

@@ -316,6 +316,12 @@ public final class NodeWatch implements AutoCloseable {
     return self.getStore().getByKey(node);
   }
 
+  /** The UID of this node's Node object as the node's watch last showed it; null when absent. */
+  public String selfUid() {
+    Node me = self();
+    return me == null ? null : me.getMetadata().getUid();
+  }
+
   /** This node's IPAddress objects, as the node's address watch last showed them. */
   public List<IPAddress> addressObjects() {
     return addresses.getStore().list();

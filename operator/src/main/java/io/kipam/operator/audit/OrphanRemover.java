@@ -2,6 +2,7 @@ package io.kipam.operator.audit;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AttachmentFinalizer;
@@ -138,7 +139,7 @@ final class OrphanRemover {
       metrics.orphanRemoved(seen.reason().label());
       events.record(fresh, EventRecorder.Type.Normal, "OrphanRemoved", message);
     }
-    boolean attached = OrphanRules.attached(fresh);
+    boolean attached = AddressLifecycle.attached(fresh);
     if (removal.endAttachment()) {
       attached = endAttachment(key, fresh, what, now.get()) == AttachmentFinalizer.Outcome.CHANGING;
     }

@@ -1,7 +1,10 @@
 package io.kipam.operator.audit;
 
+import static io.kipam.api.v1alpha1.AddressLifecycle.attached;
+import static io.kipam.api.v1alpha1.AddressLifecycle.deleting;
+import static io.kipam.api.v1alpha1.AddressLifecycle.heldByNode;
+
 import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.PodReference;
 import java.util.List;
@@ -42,7 +45,7 @@ public final class OrphanRules {
 
     public static Removal of(IPAddress address, Verdict verdict) {
       return new Removal(
-          !terminating(address), verdict.reason() == OrphanReason.NODE && attached(address));
+          !deleting(address), verdict.reason() == OrphanReason.NODE && attached(address));
     }
   }
 
@@ -65,36 +68,12 @@ public final class OrphanRules {
   }
 
   /**
-   * Whether {@code address} is held by its Node, as a static pod's is: its mirror Pod is created
-   * again with a new UID whenever someone deletes it while the static pod lives on, so the Pod it
-   * names says nothing about whether it is an orphan; only its block and Node do.
-   */
-  public static boolean heldByNode(IPAddress address) {
-    List<OwnerReference> owners = address.getMetadata().getOwnerReferences();
-    return owners != null
-        && owners.stream()
-            .anyMatch(o -> "Node".equals(o.getKind()) && "v1".equals(o.getApiVersion()));
-  }
-
-  /** Whether {@code address} has been deleted and waits for its finalizers. */
-  public static boolean terminating(IPAddress address) {
-    String since = address.getMetadata().getDeletionTimestamp();
-    return since != null && !since.isEmpty();
-  }
-
-  /** Whether {@code address} carries {@code kipam.io/attachment}: its attachment is not over. */
-  public static boolean attached(IPAddress address) {
-    List<String> finalizers = address.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(ApiConstants.FINALIZER_ATTACHMENT);
-  }
-
-  /**
    * The Node whose daemon finishes {@code address}: present when it is Terminating and its Node
    * exists.
    */
   public static Optional<String> keptBy(IPAddress address, Facts facts) {
     String node = address.getSpec().getNode();
-    if (!terminating(address) || node == null || !facts.nodeExists(node)) {
+    if (!deleting(address) || node == null || !facts.nodeExists(node)) {
       return Optional.empty();
     }
     return Optional.of(node);
@@ -102,7 +81,7 @@ public final class OrphanRules {
 
   /** Why {@code address} is an orphan, or empty when everything it names exists. */
   public static Optional<Verdict> classify(IPAddress address, Facts facts) {
-    if (terminating(address)) {
+    if (deleting(address)) {
       return nodeGone(address, facts);
     }
     String namespace = address.getMetadata().getNamespace();

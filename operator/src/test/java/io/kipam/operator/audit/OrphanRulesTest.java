@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
@@ -204,7 +205,7 @@ class OrphanRulesTest {
   @Test
   void anAddressWithoutTheFinalizerHasNoAttachmentToEnd() {
     IPAddress a = address("pod-1", true);
-    assertThat(OrphanRules.attached(a)).isFalse();
+    assertThat(AddressLifecycle.attached(a)).isFalse();
     assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
         .isEqualTo(new OrphanRules.Removal(true, false));
   }

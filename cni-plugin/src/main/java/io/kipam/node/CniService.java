@@ -139,14 +139,16 @@ public final class CniService implements CniEndpoint, CniPlugin {
     try {
       return step.run();
     } catch (AllocationException e) {
-      if (e.reason() == AllocationException.Reason.POOL_EXHAUSTED) {
+      if (e.reason() == AllocationException.Reason.POOL_EXHAUSTED
+          || e.reason() == AllocationException.Reason.POOL_SHORT) {
         // Seen by kipam-operator, which converts a slot to Shared for this node.
         e.pool().ifPresent(demand::shortOf);
       }
       CniErrorCode code =
-          e.reason() == AllocationException.Reason.NOT_READY
-              ? CniErrorCode.TRY_AGAIN_LATER
-              : CniErrorCode.POOL_EXHAUSTED;
+          switch (e.reason()) {
+            case NOT_READY, POOL_SHORT -> CniErrorCode.TRY_AGAIN_LATER;
+            case POOL_EXHAUSTED, BLOCK_LIMIT -> CniErrorCode.POOL_EXHAUSTED;
+          };
       throw new CniException(code, e.getMessage(), "");
     } catch (WriteOutcomeUnknownException e) {
       throw new CniException(

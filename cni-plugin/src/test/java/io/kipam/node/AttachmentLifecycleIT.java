@@ -425,7 +425,9 @@ class AttachmentLifecycleIT {
     while (i % 3 == deletedNamespace()) {
       i = probes++;
     }
-    CniCall.Outcome outcome = rig.add(pool, i);
+    int probe = i;
+    CniCall.Outcome outcome =
+        CniCall.whileTryAgain(() -> rig.add(pool, probe), Duration.ofSeconds(30));
     assertThat(outcome.stdout()).as("probe ADD of pod %d", i).contains("\"code\":100,");
   }
 

@@ -36,6 +36,22 @@ final class CniCall {
 
   private CniCall() {}
 
+  /**
+   * Calls {@code call} again while it answers "try again" (code 11), as a runtime does, for up to
+   * {@code within}; the last answer. After a pool's last address is taken, ADDs answer "try again"
+   * until kipam-operator has counted it ({@code status.available} 0), and "exhausted" from then on.
+   */
+  static Outcome whileTryAgain(
+      java.util.function.Supplier<Outcome> call, java.time.Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    Outcome outcome = call.get();
+    while (outcome.stdout().contains("\"code\":11,") && System.nanoTime() < deadline) {
+      java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L);
+      outcome = call.get();
+    }
+    return outcome;
+  }
+
   static Outcome run(Path executable, Map<String, String> env, String stdin) {
     ProcessBuilder builder = new ProcessBuilder(executable.toString());
     Map<String, String> processEnv = builder.environment();

@@ -80,7 +80,7 @@ class HostPrefixIT {
             block -> {
               assertThat(block.getSpec().getCidr()).isEqualTo("10.248.0.9/32");
             });
-    assertThat(b.add(pool, 1).stdout())
+    assertThat(CniCall.whileTryAgain(() -> b.add(pool, 1), Duration.ofSeconds(30)).stdout())
         .as("node b: the range is node a's")
         .contains("\"code\":100");
 

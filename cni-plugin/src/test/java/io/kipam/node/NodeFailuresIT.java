@@ -95,6 +95,19 @@ class NodeFailuresIT {
                     config("1.0.0", full))
                 .ok())
         .isTrue();
+    // Until kipam-operator has counted it, the pool still shows a free address: "try again".
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                "0"
+                    .equals(
+                        client
+                            .resources(io.kipam.api.v1alpha1.IPPool.class)
+                            .withName(full)
+                            .get()
+                            .getStatus()
+                            .getAvailable()));
   }
 
   @AfterAll

@@ -76,7 +76,8 @@ class WatchReplayIT {
         controlPlane.startApiServer();
         daemon.awaitReady(kipam, pool);
 
-        CniCall.Outcome addT = call(kipam, "ADD", t, config);
+        CniCall.Outcome addT =
+            CniCall.whileTryAgain(() -> call(kipam, "ADD", t, config), Duration.ofSeconds(30));
         assertThat(addT.stdout())
             .as("round %d: a third pod finds the pool exhausted, not X free", round)
             .contains("\"code\":100,");

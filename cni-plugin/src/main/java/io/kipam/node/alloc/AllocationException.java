@@ -2,13 +2,19 @@ package io.kipam.node.alloc;
 
 /**
  * Why an allocation was refused, in terms the CNI layer maps to an error code: the pool is
- * exhausted, the daemon is not ready, or the request is not allowed.
+ * exhausted, short on this node, the daemon is not ready, or the request is not allowed.
  */
 public class AllocationException extends RuntimeException {
 
   /** The kinds of refusal, each with the CNI error code it is reported as. */
   public enum Reason {
+    /** No address is free in the whole pool, as kipam-operator last counted (code 100). */
     POOL_EXHAUSTED,
+    /**
+     * No address this node can reach, while the pool still has free ones elsewhere (code 11: a slot
+     * is being made reachable, try again).
+     */
+    POOL_SHORT,
     NOT_READY,
     BLOCK_LIMIT
   }

@@ -481,8 +481,38 @@ public final class Allocator {
     }
   }
 
+  /**
+   * No address this node can reach: "exhausted" only when kipam-operator last counted none free in
+   * the whole pool. While it counts some (in other nodes' slots, resting, or behind claims that met
+   * another node's), the answer is "short": try again, as the demand this refusal records makes
+   * kipam-operator turn a slot Shared for this node.
+   */
   private AllocationException exhausted(PoolView pool, String why) {
     int blocks = ledger.ownBlocks(pool.name()).size();
+    String counts =
+        " (this node holds "
+            + blocks
+            + " blocks of the pool; the pool has "
+            + pool.layout().assignableCount()
+            + " assignable addresses in "
+            + usableBlocks(pool)
+            + " blocks";
+    if (pool.hasFreeElsewhere()) {
+      return new AllocationException(
+          AllocationException.Reason.POOL_SHORT,
+          pool.name(),
+          "pool "
+              + pool.name()
+              + " has "
+              + pool.available()
+              + " free addresses, none of them reachable from node "
+              + ledger.node()
+              + " yet: "
+              + why
+              + counts
+              + "); its demand is recorded for kipam-operator, which makes a slot Shared; try"
+              + " again");
+    }
     return new AllocationException(
         AllocationException.Reason.POOL_EXHAUSTED,
         pool.name(),
@@ -492,13 +522,8 @@ public final class Allocator {
             + ledger.node()
             + ": "
             + why
-            + " (this node holds "
-            + blocks
-            + " blocks of the pool; the pool has "
-            + pool.layout().assignableCount()
-            + " assignable addresses in "
-            + usableBlocks(pool)
-            + " blocks)");
+            + counts
+            + ")");
   }
 
   /**

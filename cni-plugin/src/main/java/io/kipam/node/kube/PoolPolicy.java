@@ -6,21 +6,28 @@ import io.kipam.api.labels.Selectors;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.api.v1alpha1.IPPoolStatus;
 import io.kipam.node.alloc.PoolView;
+import java.math.BigInteger;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which pools this node may allocate from, for which pods, and with what geometry: a pool is used
  * only when kipam-operator has marked it Ready for its current generation, it is not being deleted,
  * this node matches its {@code nodeSelector} and the pod's namespace its {@code namespaceSelector}.
  * A pool's geometry is parsed once per object (UID) and generation, so a pool deleted and created
- * again under the same name is never read with the old one's layout.
+ * again under the same name is never read with the old one's layout; its status ({@code nodes},
+ * {@code available}), which changes without a new generation, is read on every call.
  */
 public final class PoolPolicy {
+
+  private static final Logger log = LoggerFactory.getLogger(PoolPolicy.class);
 
   private final Map<String, CachedView> views = new ConcurrentHashMap<>();
   private final boolean sharedSlots;
@@ -65,12 +72,30 @@ public final class PoolPolicy {
     String uid = pool.getMetadata().getUid();
     long generation = pool.getMetadata().getGeneration();
     CachedView cached = views.get(name);
+    PoolView view;
     if (cached != null && cached.uid().equals(uid) && cached.generation() == generation) {
-      return cached.view();
+      view = cached.view();
+    } else {
+      view = view(pool);
+      views.put(name, new CachedView(uid, generation, view));
     }
-    PoolView view = view(pool);
-    views.put(name, new CachedView(uid, generation, view));
-    return view;
+    // The status changes without a new generation: read it on every call.
+    IPPoolStatus status = pool.getStatus();
+    return view.withNodes(sharedSlots ? status.getNodes() : null)
+        .withAvailable(available(name, status.getAvailable()));
+  }
+
+  /** {@code status.available} as a number; null when absent or not one. */
+  private static BigInteger available(String pool, String written) {
+    if (written == null) {
+      return null;
+    }
+    try {
+      return new BigInteger(written);
+    } catch (NumberFormatException e) {
+      log.warn("IPPool {} has status.available {}, not a number: ignored", pool, written);
+      return null;
+    }
   }
 
   /** Whether {@code selector} selects every object, so its labels need not be read at all. */
@@ -142,8 +167,7 @@ public final class PoolPolicy {
           "IPPool " + name + " is invalid: " + e.getMessage());
     }
     int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    Integer nodes = !sharedSlots || pool.getStatus() == null ? null : pool.getStatus().getNodes();
-    return new PoolView(name, layout, reuseDelay(spec), maxBlocks, nodes);
+    return new PoolView(name, layout, reuseDelay(spec), maxBlocks);
   }
 
   /** How long a released address of the pool rests before reuse; 30 s unless the spec says. */

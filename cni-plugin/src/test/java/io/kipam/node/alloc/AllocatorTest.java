@@ -132,6 +132,33 @@ class AllocatorTest {
   }
 
   @Test
+  void noReachableAddressIsShortWhileThePoolCountsFreeOnesAndExhaustedOnlyWhenItCountsNone() {
+    PoolView pool = pool("p4", "10.0.0.0/30", 30, 30);
+    add(pool, 1);
+    add(pool, 2);
+    del("p4", 1); // resting: free in kipam-operator's count, not yet reusable here
+
+    assertThatThrownBy(() -> add(pool.withAvailable(java.math.BigInteger.ONE), 3))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_SHORT);
+              assertThat(e.getMessage())
+                  .contains("pool p4 has 1 free addresses")
+                  .contains("try again");
+            });
+    assertThatThrownBy(() -> add(pool.withAvailable(java.math.BigInteger.ZERO), 3))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
+    assertThatThrownBy(() -> add(pool, 3))
+        .as("unknown count: exhausted, as before kipam-operator has counted")
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
+  }
+
+  @Test
   void leastRecentlyReleasedAddressIsReusedFirst() {
     PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
     List<Lease> leases = new ArrayList<>();

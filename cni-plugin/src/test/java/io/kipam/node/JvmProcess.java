@@ -132,6 +132,26 @@ abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
     return process.pid();
   }
 
+  /**
+   * SIGSTOP: the program stays, holding its connections and its socket, and does nothing at all, as
+   * a node under memory pressure or a paused VM. {@link #resume} lets it go on.
+   */
+  void pause() throws InterruptedException, IOException {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause}. */
+  void resume() throws InterruptedException, IOException {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws InterruptedException, IOException {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid())).start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IOException("kill -" + name + " " + pid() + " failed");
+    }
+  }
+
   /** SIGKILL: no shutdown hook runs, exactly like a node or a pod losing the process. */
   void kill() throws InterruptedException {
     process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);

@@ -22,10 +22,12 @@ import org.junit.jupiter.api.Test;
 /**
  * A large pool pays one write per ADD: a /16 in /26 slots, 200 pods on 4 nodes, daemons with shared
  * slots allowed and the operator running. kube-apiserver's own request counters tell the writes per
- * ADD by kind (IPAddress creates, slot claims, coalesced block status); no slot turns Shared and no
- * sub-claim is made. Numbers are printed, never asserted; the run checks only that every ADD
- * succeeded. Run with {@code ./mvnw -B -pl cni-plugin -am verify -Pbenchmark -DskipIT -DskipE2E
- * -Dit.test=LargePoolWritesBenchmark}; docs/benchmarks.md has results.
+ * ADD by kind (IPAddress creates, slot claims, coalesced block status); no slot turns Shared, no
+ * sub-claim is made, and no node records demand ({@code kipam.io/demand}: a Node watch counts every
+ * update that carries it, and the core group's counters every Node patch). Numbers are printed,
+ * never asserted; the run checks only that every ADD succeeded. Run with {@code ./mvnw -B -pl
+ * cni-plugin -am verify -Pbenchmark -DskipIT -DskipE2E -Dit.test=LargePoolWritesBenchmark};
+ * docs/benchmarks.md has results.
  */
 @WithControlPlane
 class LargePoolWritesBenchmark {
@@ -55,6 +57,32 @@ class LargePoolWritesBenchmark {
                 pool, Map.of("KIPAM_SHARED_SLOTS", "true", "KIPAM_BLOCK_STATUS_SECONDS", "5")));
       }
       ApiRequestCounts before = ApiRequestCounts.read(client);
+      ApiRequestCounts nodesBefore = ApiRequestCounts.read(client, "");
+      // Demand is paid only by a pool that is short: every change of a node's kipam.io/demand
+      // during the burst is counted.
+      java.util.Set<String> ours = new java.util.HashSet<>();
+      nodes.forEach(n -> ours.add(n.node));
+      java.util.concurrent.atomic.AtomicInteger demandSeen =
+          new java.util.concurrent.atomic.AtomicInteger();
+      io.fabric8.kubernetes.client.Watch demandWatch =
+          client
+              .nodes()
+              .watch(
+                  new io.fabric8.kubernetes.client.Watcher<>() {
+                    @Override
+                    public void eventReceived(
+                        Action action, io.fabric8.kubernetes.api.model.Node n) {
+                      java.util.Map<String, String> a = n.getMetadata().getAnnotations();
+                      if (ours.contains(n.getMetadata().getName())
+                          && a != null
+                          && a.containsKey(ApiConstants.ANNOTATION_DEMAND)) {
+                        demandSeen.incrementAndGet();
+                      }
+                    }
+
+                    @Override
+                    public void onClose(io.fabric8.kubernetes.client.WatcherException e) {}
+                  });
       long start = System.nanoTime();
       ExecutorService callers = Executors.newFixedThreadPool(NODES);
       List<Future<Integer>> ok = new ArrayList<>();
@@ -79,6 +107,16 @@ class LargePoolWritesBenchmark {
         // Let the coalesced block status writes land, as they do after a burst.
         Thread.sleep(7_000);
         Map<ApiRequestCounts.Kind, Double> delta = ApiRequestCounts.read(client).since(before);
+        demandWatch.close();
+        double nodePatches =
+            ApiRequestCounts.read(client, "").since(nodesBefore).entrySet().stream()
+                .filter(
+                    e ->
+                        e.getKey().resource().equals("nodes")
+                            && e.getKey().subresource().isEmpty()
+                            && e.getKey().verb().equals("PATCH"))
+                .mapToDouble(Map.Entry::getValue)
+                .sum();
         List<IPBlock> blocks =
             client
                 .resources(IPBlock.class)
@@ -97,14 +135,17 @@ class LargePoolWritesBenchmark {
                 .count();
         System.out.printf(
             "large pool (/16 in /26 slots), %d ADDs on %d nodes in %.1f s: %.2f API writes per ADD"
-                + " in all; %d slots claimed, %d Shared, %d sub-claims%n",
+                + " in all; %d slots claimed, %d Shared, %d sub-claims; demand: %d Node updates"
+                + " carried kipam.io/demand, %.0f Node patches%n",
             adds,
             NODES,
             seconds,
             ApiRequestCounts.writes(delta) / adds,
             blocks.size() - subClaims,
             shared,
-            subClaims);
+            subClaims,
+            demandSeen.get(),
+            nodePatches);
         delta.entrySet().stream()
             .sorted(Comparator.comparing(e -> e.getKey().toString()))
             .forEach(

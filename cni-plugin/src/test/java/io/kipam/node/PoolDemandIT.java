@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.Checkpoint;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -43,7 +44,14 @@ class PoolDemandIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Duration RETRY_EVERY = Duration.ofSeconds(2);
+
+  /** With a process killed or stopped on the way, which costs a restart or a 30 s answer wait. */
+  private static final Duration RESTARTED_WITHIN = Duration.ofSeconds(120);
+
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
+  private static final Map<String, String> OPERATOR = Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600");
+  private static final String DONOR_STEP = "daemon-subclaimed";
+  private static final String OPERATOR_STEP = "operator-share-asked";
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
   /**
@@ -71,7 +79,14 @@ class PoolDemandIT {
   @BeforeEach
   void setUp() throws Exception {
     processes = new KipamProcesses(controlPlane, client, "demand");
-    operator = processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
+  }
+
+  /** kipam-operator, leading; {@code hold} prepares it (a step to hold at) before it starts. */
+  private OperatorProcess startOperator(java.util.function.Consumer<OperatorProcess> hold) {
+    operator = processes.operator();
+    hold.accept(operator);
+    operator.startLeading(OPERATOR, WITHIN);
+    return operator;
   }
 
   @AfterEach
@@ -96,30 +111,178 @@ class PoolDemandIT {
   @ParameterizedTest(name = "{0}")
   @EnumSource(Order.class)
   void everyPodOfAnExactPoolIsServedInAnyOrderThePodsArrive(Order order) throws Exception {
-    String pool = pool();
+    startOperator(o -> {});
+    String pool = pool(Fixtures.uniqueName("demand"));
     List<NodeRig> rigs = new ArrayList<>();
     for (int n = 0; n < PODS.length; n++) {
       rigs.add(processes.node(pool, DAEMON));
     }
-    List<int[]> arrivals = arrivals(order);
     System.out.printf("order %s (seed %d)%n", order, seed);
+    serveEveryPod(pool, rigs, arrivals(order), WITHIN, "order " + order);
+  }
 
+  /** What is SIGKILLed during a demand-driven conversion. */
+  enum Kill {
+    /** The donor's daemon, after its first sub-claim of the slot, before it writes the mode. */
+    DONOR_DAEMON,
+    /** kipam-operator, just after it asked the slot to become Shared. */
+    OPERATOR
+  }
+
+  /**
+   * Acceptance 5: the pods of the big nodes first (only demand makes slots Shared), with the
+   * donor's daemon or kipam-operator SIGKILLed at its step of a conversion and started again
+   * without a hold, as a DaemonSet or Deployment would: every pod is served, none twice.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Kill.class)
+  void everyPodIsServedWhenTheDonorOrTheOperatorIsKilledMidConversion(Kill kill) throws Exception {
+    String pool = Fixtures.uniqueName("demand");
+    startOperator(
+        o -> {
+          if (kill == Kill.OPERATOR) {
+            o.holdAt(OPERATOR_STEP).withEnv(Checkpoint.HOLD_POOL, pool);
+          }
+        });
+    pool(pool);
+    List<NodeRig> rigs = new ArrayList<>();
+    for (int n = 0; n < PODS.length; n++) {
+      rigs.add(processes.node(pool, kill == Kill.DONOR_DAEMON ? heldDaemon(pool, n) : DAEMON));
+    }
+    RestartHeld restarts =
+        new RestartHeld(
+            operator,
+            kill == Kill.OPERATOR ? OPERATOR_STEP : null,
+            rigs,
+            kill == Kill.DONOR_DAEMON ? DONOR_STEP : null,
+            RESTARTED_WITHIN);
+    try (restarts) {
+      serveEveryPod(
+          pool, rigs, arrivals(Order.BIG_NODES_FIRST), RESTARTED_WITHIN, "killed " + kill);
+    }
+    System.out.printf(
+        "killed %s: kipam-operator %d time(s), donor daemons of %s%n",
+        kill, restarts.operatorKills(), restarts.daemonsKilled());
+    if (kill == Kill.OPERATOR) {
+      assertThat(restarts.operatorKills()).as("operator killed after asking").isEqualTo(1);
+    } else {
+      assertThat(restarts.daemonsKilled()).as("donors killed mid-conversion").isNotEmpty();
+    }
+  }
+
+  /**
+   * Acceptance 4: a conversion request to a node whose daemon is SIGSTOPped (it stopped just after
+   * its first sub-claim of the slot) does not keep the other slots from being converted. Four nodes
+   * hold the four slots; the stopped one holds one address, the others three each, so its slot,
+   * with the most free addresses, is asked first. A node that never held a slot is served once the
+   * request has gone unanswered for 30 s, and the other nodes, and one more newcomer, go on being
+   * served; no address is held twice.
+   */
+  @Test
+  void aStoppedDonorDoesNotKeepOtherSlotsFromBeingConverted() throws Exception {
+    startOperator(o -> {});
+    String pool = pool(Fixtures.uniqueName("demand"));
+    NodeRig stopped = processes.node(pool, heldDaemon(pool, 0));
+    List<NodeRig> others = new ArrayList<>();
+    for (int n = 1; n < 4; n++) {
+      others.add(processes.node(pool, DAEMON));
+    }
+    assertThat(stopped.add(pool, 0).ok()).isTrue();
+    for (NodeRig rig : others) {
+      for (int i = 0; i < 3; i++) {
+        assertThat(rig.add(pool, i).ok()).isTrue();
+      }
+    }
+    org.awaitility.Awaitility.await()
+        .atMost(WITHIN)
+        .alias("every slot reports its count")
+        .until(
+            () ->
+                Cluster.blocks(client, pool).stream()
+                        .mapToLong(
+                            b ->
+                                b.getStatus() == null || b.getStatus().getAllocated() == null
+                                    ? -100
+                                    : b.getStatus().getAllocated())
+                        .sum()
+                    == 10);
+    NodeRig newcomer = processes.node(pool, DAEMON);
+    long start = System.nanoTime();
+    CniCall.Outcome first = newcomer.add(pool, 0);
+    assertThat(first.stdout()).as("short, not exhausted").contains("\"code\":11,");
+    stopped.daemon.awaitHeld(DONOR_STEP, WITHIN);
+    stopped.daemon.pause();
+    try {
+      System.out.printf(
+          "the donor's daemon on %s is SIGSTOPped after its first sub-claim%n", stopped.node);
+      CniCall.Outcome served = newcomer.addRetried(List.of(pool), 0, RESTARTED_WITHIN);
+      assertThat(served.ok()).as(served.stdout() + " (operator log " + operator.log + ")").isTrue();
+      System.out.printf(
+          "a newcomer was served %.1f s after its first ADD, the donor still stopped%n",
+          (System.nanoTime() - start) / 1e9);
+      NodeRig second = processes.node(pool, DAEMON);
+      for (int i = 0; i < 2; i++) {
+        CniCall.Outcome o = second.addRetried(List.of(pool), i, WITHIN);
+        assertThat(o.ok()).as("another newcomer: " + o.stdout()).isTrue();
+      }
+      for (NodeRig rig : others) {
+        CniCall.Outcome o = rig.addRetried(List.of(pool), 3, WITHIN);
+        assertThat(o.ok()).as(rig.node + ": " + o.stdout()).isTrue();
+      }
+      List<IPAddress> held = Cluster.addresses(client, pool);
+      assertThat(held).hasSize(1 + 9 + 1 + 2 + 3);
+      assertThat(held.stream().map(a -> a.getSpec().getIp()).distinct())
+          .as("no address held twice, across namespaces")
+          .hasSize(held.size());
+    } finally {
+      stopped.daemon.resume();
+    }
+  }
+
+  /** A daemon's settings that make it hold at {@link #DONOR_STEP} of a conversion of the pool. */
+  private Map<String, String> heldDaemon(String pool, int n) {
+    Map<String, String> env = new java.util.HashMap<>(DAEMON);
+    env.put(Checkpoint.HOLD_AT, DONOR_STEP);
+    env.put(Checkpoint.HOLD_POOL, pool);
+    env.put(Checkpoint.HOLD_FILE, processes.dir.resolve("held-" + n).toString());
+    return env;
+  }
+
+  /**
+   * Makes each pod's first ADD in the order of {@code arrivals}, then retries the refused ones
+   * every 2 s, as a runtime retries a sandbox, until all are served or {@code within} has passed
+   * since the last first ADD; every pod holds an address, none twice, each in a block of its node,
+   * and no ADD answered "exhausted" (the pool always had a free address).
+   */
+  private void serveEveryPod(
+      String pool, List<NodeRig> rigs, List<int[]> arrivals, Duration within, String what)
+      throws Exception {
+    List<String> exhausted = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.function.Predicate<int[]> add =
+        pod -> {
+          CniCall.Outcome o = rigs.get(pod[0]).add(pool, pod[1]);
+          if (o.stdout().contains("\"code\":100,")) {
+            exhausted.add(o.stdout());
+          }
+          return o.ok();
+        };
     List<int[]> waiting = new ArrayList<>();
     for (int[] pod : arrivals) {
-      if (!rigs.get(pod[0]).add(pool, pod[1]).ok()) {
+      if (!add.test(pod)) {
         waiting.add(pod);
       }
     }
     long lastFirstAdd = System.nanoTime();
     System.out.printf(
-        "%d of %d pods served at their first ADD%n", arrivals.size() - waiting.size(), 62);
+        "%s: %d of %d pods served at their first ADD%n",
+        what, arrivals.size() - waiting.size(), arrivals.size());
     ExecutorService runtimes = Executors.newFixedThreadPool(4);
     try {
-      while (!waiting.isEmpty() && System.nanoTime() - lastFirstAdd < WITHIN.toNanos()) {
+      while (!waiting.isEmpty() && System.nanoTime() - lastFirstAdd < within.toNanos()) {
         Thread.sleep(RETRY_EVERY.toMillis());
         List<Future<Boolean>> retries = new ArrayList<>();
         for (int[] pod : waiting) {
-          retries.add(runtimes.submit(() -> rigs.get(pod[0]).add(pool, pod[1]).ok()));
+          retries.add(runtimes.submit(() -> add.test(pod)));
         }
         List<int[]> still = new ArrayList<>();
         for (int k = 0; k < waiting.size(); k++) {
@@ -134,12 +297,13 @@ class PoolDemandIT {
     }
     double seconds = (System.nanoTime() - lastFirstAdd) / 1e9;
     System.out.printf(
-        "order %s: %d of 62 pods hold an address %.1f s after the last first ADD%n",
-        order, 62 - waiting.size(), seconds);
+        "%s: %d of %d pods hold an address %.1f s after the last first ADD%n",
+        what, arrivals.size() - waiting.size(), arrivals.size(), seconds);
     assertThat(waiting)
         .as("pods without an address (node, pod); operator log %s", operator.log)
         .isEmpty();
-    assertEveryAddressOnceInABlockOfItsNode(pool, 62);
+    assertThat(exhausted).as("code 100 while the pool had free addresses").isEmpty();
+    assertEveryAddressOnceInABlockOfItsNode(pool, arrivals.size());
     assertThat(Cluster.blocks(client, pool).stream().filter(b -> b.getSpec().getParent() == null))
         .hasSize(4);
   }
@@ -150,7 +314,8 @@ class PoolDemandIT {
    */
   @Test
   void aNodeThatNeverHeldASlotIsServedWhileNoSlotIsFull() throws Exception {
-    String pool = pool();
+    startOperator(o -> {});
+    String pool = pool(Fixtures.uniqueName("demand"));
     List<NodeRig> holders = new ArrayList<>();
     for (int n = 0; n < 4; n++) {
       NodeRig rig = processes.node(pool, DAEMON);
@@ -160,7 +325,10 @@ class PoolDemandIT {
     NodeRig newcomer = processes.node(pool, DAEMON);
     long start = System.nanoTime();
     CniCall.Outcome first = newcomer.add(pool, 4);
-    assertThat(first.stdout()).as("no slot it can reach yet").contains("\"code\":100,");
+    assertThat(first.stdout())
+        .as("no slot it can reach yet, while the pool has free addresses: try again")
+        .contains("\"code\":11,")
+        .contains("free addresses, none of them reachable from node");
 
     CniCall.Outcome served = newcomer.addRetried(List.of(pool), 4, WITHIN);
 
@@ -184,8 +352,8 @@ class PoolDemandIT {
     assertEveryAddressOnceInABlockOfItsNode(pool, 5);
   }
 
-  private String pool() {
-    String pool = Fixtures.uniqueName("demand");
+  /** Creates the pool {@code pool}: a /26 in four /28 slots, 62 assignable addresses. */
+  private String pool(String pool) {
     Cluster.poolReadiedByOperator(
         client, pool, Cluster.spec("10.208." + SUBNETS.incrementAndGet() + ".0/26", 28, 0));
     return pool;

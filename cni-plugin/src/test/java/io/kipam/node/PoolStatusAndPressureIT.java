@@ -121,6 +121,84 @@ class PoolStatusAndPressureIT {
     await().atMost(WITHIN).until(() -> status(pool).getAllocated() == 3);
   }
 
+  /**
+   * {@code maxBlocksPerNode} lowered below what a node holds: kipam-operator reports the node (a
+   * Warning Event {@code OverBlockLimit} on the pool) and asks back at once, without the idle
+   * delay, its empty blocks beyond the limit; the block that holds an address stays, and so does
+   * the address. Which pods are released is drawn from a printed seed.
+   */
+  @Test
+  void aNodeOverALoweredBlockLimitIsReportedAndGivesBackItsEmptyBlocks() throws Exception {
+    operator("3600");
+    String pool = pool(".0/24", 29);
+    NodeRig a = node(pool);
+    long seed = System.nanoTime();
+    java.util.Random random = new java.util.Random(seed);
+    Map<Integer, String> ips = new java.util.HashMap<>();
+    for (int i = 0; i < 20; i++) {
+      ips.put(i, ipOf(a.add(pool, i)));
+    }
+    int blocks = a.blocks(pool).size();
+    assertThat(blocks).as("20 addresses in /29 blocks").isGreaterThanOrEqualTo(3);
+    int kept = random.nextInt(20);
+    System.out.printf("seed %d: %d blocks, pod %d kept%n", seed, blocks, kept);
+    for (int i = 0; i < 20; i++) {
+      if (i != kept) {
+        assertThat(a.del(pool, i).ok()).isTrue();
+      }
+    }
+    await()
+        .atMost(WITHIN)
+        .alias("every block reports its count")
+        .until(
+            () ->
+                a.blocks(pool).stream()
+                        .mapToLong(
+                            b ->
+                                b.getStatus() == null || b.getStatus().getAllocated() == null
+                                    ? 100
+                                    : b.getStatus().getAllocated())
+                        .sum()
+                    == 1);
+
+    client
+        .resources(IPPool.class)
+        .withName(pool)
+        .edit(
+            p -> {
+              p.getSpec().setMaxBlocksPerNode(1);
+              return p;
+            });
+
+    await()
+        .atMost(WITHIN)
+        .alias("the empty blocks beyond the limit go back")
+        .untilAsserted(() -> assertThat(a.blocks(pool)).hasSize(1));
+    assertThat(a.blocks(pool).get(0).getStatus().getAllocated()).isEqualTo(1L);
+    assertThat(Cluster.addresses(client, pool))
+        .singleElement()
+        .satisfies(address -> assertThat(address.getSpec().getIp()).isEqualTo(ips.get(kept)));
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () ->
+                assertThat(
+                        client.v1().events().inNamespace("default").list().getItems().stream()
+                            .filter(e -> "OverBlockLimit".equals(e.getReason()))
+                            .filter(e -> pool.equals(e.getInvolvedObject().getName()))
+                            .map(io.fabric8.kubernetes.api.model.Event::getMessage))
+                    .contains(
+                        "node "
+                            + a.node
+                            + " holds "
+                            + blocks
+                            + " blocks of pool "
+                            + pool
+                            + ", over its spec.maxBlocksPerNode (1); its empty blocks beyond it are"
+                            + " taken back"));
+    ipOf(a.add(pool, 100));
+  }
+
   @Test
   void exhaustedTurnsOnWhenTheDaemonsTakeTheLastAddressAndOffWhenOneComesBack() throws Exception {
     operator("3600");
@@ -132,7 +210,7 @@ class PoolStatusAndPressureIT {
 
     await().atMost(WITHIN).until(() -> condition(pool, "Exhausted").equals("True"));
     assertThat(status(pool).getAvailable()).isEqualTo("0");
-    CniCall.Outcome third = a.add(pool, 2);
+    CniCall.Outcome third = CniCall.whileTryAgain(() -> a.add(pool, 2), WITHIN);
     assertThat(third.stdout()).as("nothing left").contains("\"code\":100,");
 
     assertThat(a.del(pool, 1).ok()).isTrue();

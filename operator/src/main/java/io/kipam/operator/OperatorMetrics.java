@@ -4,10 +4,12 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.javaoperatorsdk.operator.api.monitoring.Metrics;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.math.BigInteger;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * kipam-operator's Prometheus metrics, in a registry of its own (two operators in one JVM, as in
@@ -79,6 +81,17 @@ public final class OperatorMetrics implements Metrics {
           .help("Requests that an Exclusive slot become Shared, by outcome")
           .labelNames("outcome")
           .register(registry);
+  private volatile Supplier<Map<String, Long>> demandingNodes = Map::of;
+
+  {
+    GaugeWithCallback.builder()
+        .name("kipam_pool_demanding_nodes")
+        .help("Nodes whose ADDs find no address of the pool they can reach (kipam.io/demand)")
+        .labelNames("pool")
+        .callback(cb -> demandingNodes.get().forEach((pool, n) -> cb.call(n, pool)))
+        .register(registry);
+  }
+
   private final Gauge leader =
       Gauge.builder()
           .name("kipam_operator_leader")
@@ -171,6 +184,15 @@ public final class OperatorMetrics implements Metrics {
     allocated.remove(pool);
     available.remove(pool);
     blocks.remove(pool);
+  }
+
+  /**
+   * Where {@code kipam_pool_demanding_nodes{pool}} is read from at every scrape: how many Nodes
+   * record demand for each pool ({@code kipam.io/demand}), so it falls to nothing as soon as the
+   * demand is withdrawn.
+   */
+  public void demandFrom(Supplier<Map<String, Long>> demandingNodes) {
+    this.demandingNodes = demandingNodes;
   }
 
   public void release(String outcome) {

@@ -30,9 +30,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The operator's half of each IPBlock's life after its claim: the release handshake with the
@@ -57,6 +62,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private static final String NODES = "block-nodes";
   private static final String POOLS = "block-pools";
   private static final String BY_NODE = "kipam-block-by-node";
+  private static final Logger log = LoggerFactory.getLogger(BlockReconciler.class);
   private static final String BY_POOL = "kipam-block-by-pool";
   private static final String BY_DEMAND = "kipam-node-by-demand";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
@@ -67,12 +73,19 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
    */
   static final Duration AFTER_CONFLICT = Duration.ofSeconds(1);
 
+  /** How often a block of a pool that nodes are short of is looked at while the demand lasts. */
+  static final Duration DEMAND_RECHECK = Duration.ofSeconds(5);
+
   private final Clock clock;
   private final Duration nodeGoneGrace;
   private final ReleasePlanner planner;
   private final HandshakeMemory memory = new HandshakeMemory();
   private final PressureRelief pressure = new PressureRelief();
   private final BlockSteps steps;
+  private final EventRecorder events;
+  private final OperatorMetrics metrics;
+  private final Set<String> demandReported = ConcurrentHashMap.newKeySet();
+  private final Map<String, Integer> overReported = new ConcurrentHashMap<>();
   private volatile Instant lastPrune = Instant.EPOCH;
 
   public BlockReconciler(
@@ -91,6 +104,8 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     this.planner = new ReleasePlanner(idleDelay, retryDelay);
     BlockReleaser releaser = new BlockReleaser(client, addresses, delete, events, metrics);
     this.steps = new BlockSteps(releaser, memory, events, metrics, recheck);
+    this.events = events;
+    this.metrics = metrics;
   }
 
   @Override
@@ -132,12 +147,31 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                 .build(),
             context);
     nodes.addIndexer(BY_DEMAND, node -> List.copyOf(demand(node)));
-    // Pools are only looked up (their layout, when a block is full); they trigger nothing here.
+    metrics.demandFrom(
+        () ->
+            nodes
+                .list()
+                .flatMap(node -> demand(node).stream())
+                .collect(
+                    java.util.stream.Collectors.groupingBy(
+                        pool -> pool, java.util.stream.Collectors.counting())));
+    // Pools are looked up (their layout, when a block is full); only a changed maxBlocksPerNode
+    // makes their slots be looked at again, so a lowered limit takes effect at once.
     var pools =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(IPPool.class, IPBlock.class)
                 .withName(POOLS)
-                .withSecondaryToPrimaryMapper((IPPool pool) -> Set.<ResourceID>of())
+                .withSecondaryToPrimaryMapper(
+                    (IPPool pool) ->
+                        blocks.byIndex(BY_POOL, pool.getMetadata().getName()).stream()
+                            .filter(b -> b.getSpec() != null && !Blocks.subClaim(b))
+                            .map(ResourceID::fromResource)
+                            .collect(toSet()))
+                .withOnAddFilter(pool -> false)
+                .withOnDeleteFilter((pool, unknown) -> false)
+                .withOnUpdateFilter(
+                    (updated, previous) ->
+                        !Objects.equals(maxBlocksPerNode(updated), maxBlocksPerNode(previous)))
                 .build(),
             context);
     return List.of(nodes, pools);
@@ -151,6 +185,19 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       return UpdateControl.noUpdate();
     }
     Set<String> demanding = demanding(block, context);
+    reportDemand(block, demanding, context);
+    UpdateControl<IPBlock> control = look(block, context, now, demanding);
+    // A short node's failed ADDs leave nothing behind that would trigger a look, and neither does
+    // a request its holder never answers (a stopped daemon): while demand lasts, look again soon.
+    if (!demanding.isEmpty()
+        && control.getScheduleDelay().map(d -> d > DEMAND_RECHECK.toMillis()).orElse(true)) {
+      control = control.rescheduleAfter(DEMAND_RECHECK.toMillis());
+    }
+    return control;
+  }
+
+  private UpdateControl<IPBlock> look(
+      IPBlock block, Context<IPBlock> context, Instant now, Set<String> demanding) {
     if (!demanding.isEmpty()
         && pressure.relieveShortNodes(
             pool(block, context), poolBlocks(context), steps, now, demanding)) {
@@ -177,7 +224,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       // Its holder is making it Shared: no release round may start meanwhile.
       return UpdateControl.noUpdate();
     }
-    ReleasePlan plan = planner.plan(block, memory, now);
+    ReleasePlan plan = planner.plan(block, memory, now, overLimit(block, context));
     if (plan instanceof ReleasePlan.Wait wait) {
       steps.reportRefusal(block);
       boolean unwritten =
@@ -202,6 +249,61 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       steps.ignore(block, ignore.why());
     }
     return UpdateControl.noUpdate();
+  }
+
+  /**
+   * Reports a node over its pool's {@code maxBlocksPerNode} (an Event on the pool, once per count)
+   * and says why the block is to be taken back when it is one of that node's empty excess slots.
+   */
+  private Optional<String> overLimit(IPBlock block, Context<IPBlock> context) {
+    Optional<IPPool> pool = pool(block, context);
+    if (pool.isEmpty()) {
+      return Optional.empty();
+    }
+    List<IPBlock> blocks = poolBlocks(context).apply(pool.get().getMetadata().getName());
+    Optional<BlockLimit.Over> over = BlockLimit.over(block, pool.get(), blocks);
+    String key = block.getSpec().getNode() + "/" + pool.get().getMetadata().getName();
+    if (over.isEmpty()) {
+      overReported.remove(key);
+      return Optional.empty();
+    }
+    if (!Integer.valueOf(over.get().held()).equals(overReported.put(key, over.get().held()))) {
+      log.warn("{}: its empty blocks beyond it are taken back", over.get().describe());
+      events.record(
+          pool.get(),
+          EventRecorder.Type.Warning,
+          "OverBlockLimit",
+          over.get().describe() + "; its empty blocks beyond it are taken back");
+    }
+    return BlockLimit.excess(block, pool.get(), blocks);
+  }
+
+  /**
+   * Records the Event {@code NodesShort} on the pool when a Node starts to record demand for it,
+   * once per Node and pool while the demand lasts.
+   */
+  private void reportDemand(IPBlock block, Set<String> demanding, Context<IPBlock> context) {
+    Optional<String> name = Blocks.poolOf(block);
+    if (name.isEmpty()) {
+      return;
+    }
+    String prefix = name.get() + "/";
+    demandReported.removeIf(
+        key -> key.startsWith(prefix) && !demanding.contains(key.substring(prefix.length())));
+    List<String> added =
+        demanding.stream().filter(n -> demandReported.add(prefix + n)).sorted().toList();
+    Optional<IPPool> pool = pool(block, context);
+    if (!added.isEmpty() && pool.isPresent()) {
+      events.record(
+          pool.get(),
+          EventRecorder.Type.Warning,
+          "NodesShort",
+          "node"
+              + (added.size() == 1 ? " " : "s ")
+              + String.join(", ", added)
+              + " find no address of the pool they can reach (kipam.io/demand); a slot is moved"
+              + " or made Shared for them");
+    }
   }
 
   /** The cached blocks naming a pool, by the pool's name. */
@@ -307,6 +409,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     return recheck
         .map(d -> UpdateControl.<IPBlock>noUpdate().rescheduleAfter(d.toMillis()))
         .orElseGet(UpdateControl::noUpdate);
+  }
+
+  private static Integer maxBlocksPerNode(IPPool pool) {
+    return pool.getSpec() == null ? null : pool.getSpec().getMaxBlocksPerNode();
   }
 
   private static Set<String> demand(Node node) {

@@ -16,8 +16,9 @@ import java.util.Optional;
  * <ul>
  *   <li>No release: a block whose daemon has reported {@code status.allocated} 0 for the idle delay
  *       is asked for ({@link ReleasePlan.Request}); until then the planner waits out the rest of
- *       the delay. A block without a count is unknown, not empty: it is never asked for as idle. A
- *       block being deleted is asked for at once, whatever it holds: its holder must close it.
+ *       the delay; an empty block over its node's {@code maxBlocksPerNode} is asked for at once. A
+ *       block without a count is unknown, not empty: it is never asked for as idle. A block being
+ *       deleted is asked for at once, whatever it holds: its holder must close it.
  *   <li>{@code Requested}: the daemon's turn; wait for its answer (an event).
  *   <li>{@code Ready}: an answer to a round ({@code requestedAt} kept, {@code respondedAt} set) is
  *       acted on ({@link ReleasePlan.Release}), whoever asked for the round (this operator, an
@@ -40,6 +41,14 @@ final class ReleasePlanner {
   }
 
   ReleasePlan plan(IPBlock block, HandshakeMemory memory, Instant now) {
+    return plan(block, memory, now, Optional.empty());
+  }
+
+  /**
+   * As above; {@code excess} says why the block, if empty, is asked for at once: one of its node's
+   * slots over the pool's {@code spec.maxBlocksPerNode} ({@link BlockLimit}).
+   */
+  ReleasePlan plan(IPBlock block, HandshakeMemory memory, Instant now, Optional<String> excess) {
     String uid = block.getMetadata().getUid();
     boolean deleting = block.getMetadata().getDeletionTimestamp() != null;
     BlockRelease release = block.getStatus() == null ? null : block.getStatus().getRelease();
@@ -51,6 +60,9 @@ final class ReleasePlanner {
       if (allocated.isEmpty() || allocated.get() > 0) {
         memory.busy(uid);
         return new ReleasePlan.Wait(Duration.ZERO);
+      }
+      if (excess.isPresent()) {
+        return new ReleasePlan.Request(excess.get());
       }
       Instant due = memory.idleSince(uid, now).plus(idleDelay);
       if (!now.isBefore(due)) {

@@ -52,6 +52,18 @@ class ReleasePlannerTest {
   }
 
   @Test
+  void anEmptyBlockOverItsNodesLimitIsAskedForAtOnceAndOnlyWhenEmpty() {
+    java.util.Optional<String> excess = java.util.Optional.of("over the limit");
+
+    assertThat(planner.plan(block(0L, null), memory, T0, excess))
+        .isEqualTo(new ReleasePlan.Request("over the limit"));
+    assertThat(planner.plan(block(3L, null), memory, T0, excess))
+        .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));
+    assertThat(planner.plan(block(null, null), memory, T0, excess))
+        .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));
+  }
+
+  @Test
   void aBlockWhoseDaemonHasNotReportedIsNeverAskedForAsIdle() {
     assertThat(planner.plan(block(null, null), memory, T0))
         .isEqualTo(new ReleasePlan.Wait(Duration.ZERO));

@@ -38,11 +38,6 @@ public final class Ledger {
 
   private static final Logger log = LoggerFactory.getLogger(Ledger.class);
 
-  /** Blocks with at most this many assignable addresses are scanned for the least recently used. */
-  static final BigInteger SCAN_LIMIT = BigInteger.valueOf(4096);
-
-  private static final int RANDOM_PROBES = 64;
-
   /**
    * How long, and how many, objects this node deleted are remembered, so a late watch event cannot
    * revive one. The watch's own delete event ends each one within moments; the bounds only matter
@@ -210,30 +205,9 @@ public final class Ledger {
    */
   public synchronized Optional<Pick> reserveShared(PoolView pool, Random random) {
     Instant now = clock.instant();
-    PoolLayout layout = pool.layout();
-    List<SharedSlots.Slot> slots = shared.usable(pool.name(), layout.blockSize());
-    Collections.shuffle(slots, random);
-    for (SharedSlots.Slot slot : slots) {
-      if (!layout.cidr().contains(slot.cidr())) {
-        continue;
-      }
-      List<IpAddress> free = new ArrayList<>();
-      if (layout.assignableCount(slot.cidr()).compareTo(SCAN_LIMIT) > 0) {
-        probe(pool, slot.cidr(), random, now).ifPresent(free::add);
-      } else {
-        for (IpAddress ip : layout.assignable(slot.cidr())) {
-          if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
-            free.add(ip);
-          }
-        }
-      }
-      if (!free.isEmpty()) {
-        IpAddress ip = free.get(random.nextInt(free.size()));
-        reserved.add(new AddressKey(pool.name(), ip));
-        return Optional.of(new Pick(slot.cidr(), ip));
-      }
-    }
-    return Optional.empty();
+    List<Cidr> slots = new ArrayList<>();
+    shared.usable(pool.name(), pool.layout().blockSize()).forEach(slot -> slots.add(slot.cidr()));
+    return reserve(pool, PickStrategy.atRandom(pool.layout(), slots, free(pool, now), random));
   }
 
   /**
@@ -448,61 +422,35 @@ public final class Ledger {
     resting.noteDelay(pool.reuseDelay());
     reuseDelays.put(pool.name(), pool.reuseDelay());
     Instant now = clock.instant();
-    Pick best = null;
-    Instant bestReleased = null;
     PoolLayout layout = pool.layout();
+    List<Cidr> open = new ArrayList<>();
     for (NodeBlocks.Own own : blocks.of(pool.name())) {
       Cidr block = own.ref().cidr();
       // A block of another geometry (an earlier pool of the same name, not yet collected) or one
       // being released is not allocated from.
-      if (!own.open()
-          || block.prefixLength() != layout.blockSize()
-          || !layout.cidr().contains(block)) {
-        continue;
-      }
-      if (layout.assignableCount(block).compareTo(SCAN_LIMIT) > 0) {
-        Optional<IpAddress> probed = probe(pool, block, random, now);
-        if (probed.isPresent()) {
-          best = new Pick(block, probed.get());
-          break;
-        }
-        continue;
-      }
-      for (IpAddress ip : layout.assignable(block)) {
-        AddressKey key = new AddressKey(pool.name(), ip);
-        if (!isFree(key, pool, now)) {
-          continue;
-        }
-        Instant released = resting.releasedAt(key);
-        if (bestReleased == null || released.isBefore(bestReleased)) {
-          best = new Pick(block, ip);
-          bestReleased = released;
-        }
-        if (released.equals(Instant.EPOCH)) {
-          break;
-        }
-      }
-      if (Instant.EPOCH.equals(bestReleased)) {
-        break;
+      if (own.open()
+          && block.prefixLength() == layout.blockSize()
+          && layout.cidr().contains(block)) {
+        open.add(block);
       }
     }
-    if (best == null) {
-      return Optional.empty();
-    }
-    reserved.add(new AddressKey(pool.name(), best.ip()));
-    return Optional.of(best);
+    return reserve(
+        pool,
+        PickStrategy.leastRecentlyReleased(
+            layout,
+            open,
+            free(pool, now),
+            ip -> resting.releasedAt(new AddressKey(pool.name(), ip)),
+            random));
   }
 
-  private Optional<IpAddress> probe(PoolView pool, Cidr block, Random random, Instant now) {
-    BigInteger count = pool.layout().assignableCount(block);
-    for (int i = 0; i < RANDOM_PROBES; i++) {
-      BigInteger index = new BigInteger(count.bitLength() + 8, random).mod(count);
-      IpAddress ip = pool.layout().assignableAt(block, index);
-      if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
-        return Optional.of(ip);
-      }
-    }
-    return Optional.empty();
+  private Optional<Pick> reserve(PoolView pool, Optional<Pick> pick) {
+    pick.ifPresent(p -> reserved.add(new AddressKey(pool.name(), p.ip())));
+    return pick;
+  }
+
+  private Predicate<IpAddress> free(PoolView pool, Instant now) {
+    return ip -> isFree(new AddressKey(pool.name(), ip), pool, now);
   }
 
   private boolean isFree(AddressKey key, PoolView pool, Instant now) {

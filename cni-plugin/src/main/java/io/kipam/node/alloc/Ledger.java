@@ -3,12 +3,10 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
-import java.math.BigInteger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -215,16 +213,7 @@ public final class Ledger {
    * slot Shared from birth compares it with the pool's number of Nodes.
    */
   public synchronized int unclaimedCount(PoolView pool, int cap) {
-    if (pool.layout().blockCount().compareTo(BigInteger.valueOf(65536)) > 0) {
-      return cap; // too many slots to be short of them
-    }
-    int n = 0;
-    for (Cidr block : pool.layout().usableBlocks()) {
-      if (!taken(pool.name(), block) && ++n >= cap) {
-        break;
-      }
-    }
-    return n;
+    return SlotCandidates.unclaimedCount(pool.layout(), block -> taken(pool.name(), block), cap);
   }
 
   /**
@@ -728,27 +717,8 @@ public final class Ledger {
 
   /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
   public synchronized List<Cidr> unclaimedBlocks(PoolView pool, Random random, int limit) {
-    PoolLayout layout = pool.layout();
-    List<Cidr> candidates = new ArrayList<>();
-    if (layout.blockCount().compareTo(BigInteger.valueOf(65536)) <= 0) {
-      for (Cidr block : layout.usableBlocks()) {
-        if (!taken(pool.name(), block)) {
-          candidates.add(block);
-        }
-      }
-      Collections.shuffle(candidates, random);
-      return candidates.subList(0, Math.min(limit, candidates.size()));
-    }
-    BigInteger count = layout.blockCount();
-    for (int i = 0; i < limit * 4 && candidates.size() < limit; i++) {
-      Cidr block = layout.block(new BigInteger(count.bitLength() + 8, random).mod(count));
-      if (!taken(pool.name(), block)
-          && layout.hasAssignable(block)
-          && !candidates.contains(block)) {
-        candidates.add(block);
-      }
-    }
-    return candidates;
+    return SlotCandidates.unclaimed(
+        pool.layout(), block -> taken(pool.name(), block), random, limit);
   }
 
   /** Sizes of the ledger's bounded records, for tests and benchmarks. */

@@ -582,25 +582,6 @@ public final class Ledger {
   }
 
   /**
-   * A release request of one of this node's blocks, how many addresses are in use in it, and how
-   * many rest after their release (for the pool's reuse delay).
-   */
-  public record ReleaseDecision(BlockObject block, int inUse, int resting) {
-    public boolean ready() {
-      return inUse == 0 && resting == 0;
-    }
-
-    /**
-     * Nothing is in use but some address still rests: no answer yet. The block stays closed and is
-     * answered Ready once its addresses have rested, so the reuse delay holds across a move of the
-     * block to another node.
-     */
-    public boolean waiting() {
-      return inUse == 0 && resting > 0;
-    }
-  }
-
-  /**
    * Every pending release request ({@code Requested}, as the block watch last showed it) of this
    * node's blocks, decided: {@link ReleaseDecision#ready} when nothing in the block is held,
    * reserved, uncertain or resting. Such a block is closed since its request was seen and stays
@@ -639,13 +620,6 @@ public final class Ledger {
   }
 
   /**
-   * A slot of this node that kipam-operator asked to become Shared, and the addresses of it this
-   * node holds or might hold (held, reserved, uncertain, unreadable, or resting after a release)
-   * that no sub-claim covers yet. When {@code missing} is empty the slot may be written Shared.
-   */
-  public record Conversion(BlockObject slot, List<IpAddress> missing) {}
-
-  /**
    * The conversions to carry out now: this node's slots whose {@code status.share} the block watch
    * has shown and whose {@code status.mode} is not Shared yet. Such a slot is closed since the
    * request was seen, so {@code missing} can only shrink. None before the ledger has synced: an
@@ -661,25 +635,16 @@ public final class Ledger {
     }
     Set<AddressKey> wanted = inUse();
     wanted.addAll(restingAddresses());
-    List<Conversion> conversions = new ArrayList<>();
-    for (NodeBlocks.Own slot : converting) {
-      BlockRef ref = slot.ref();
-      List<IpAddress> missing = new ArrayList<>();
-      for (AddressKey address : wanted) {
-        if (!address.pool().equals(ref.pool()) || !ref.cidr().contains(address.ip())) {
-          continue;
-        }
-        NodeBlocks.Own host =
-            blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
-        boolean covered = host != null ? !host.retiring : shared.subClaimed(address);
-        if (!covered) {
-          missing.add(address.ip());
-        }
-      }
-      missing.sort(null);
-      conversions.add(new Conversion(slot.object, missing));
-    }
-    return conversions;
+    List<BlockObject> slots = new ArrayList<>();
+    converting.forEach(slot -> slots.add(slot.object));
+    return Conversion.plan(slots, wanted, this::covered);
+  }
+
+  /** Whether a sub-claim this node holds (not retiring), or anyone's it knows of, covers it. */
+  private boolean covered(AddressKey address) {
+    NodeBlocks.Own host =
+        blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
+    return host != null ? !host.retiring : shared.subClaimed(address);
   }
 
   /**

@@ -3,12 +3,10 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
-import java.math.BigInteger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -37,11 +35,6 @@ import org.slf4j.LoggerFactory;
 public final class Ledger {
 
   private static final Logger log = LoggerFactory.getLogger(Ledger.class);
-
-  /** Blocks with at most this many assignable addresses are scanned for the least recently used. */
-  static final BigInteger SCAN_LIMIT = BigInteger.valueOf(4096);
-
-  private static final int RANDOM_PROBES = 64;
 
   /**
    * How long, and how many, objects this node deleted are remembered, so a late watch event cannot
@@ -210,30 +203,9 @@ public final class Ledger {
    */
   public synchronized Optional<Pick> reserveShared(PoolView pool, Random random) {
     Instant now = clock.instant();
-    PoolLayout layout = pool.layout();
-    List<SharedSlots.Slot> slots = shared.usable(pool.name(), layout.blockSize());
-    Collections.shuffle(slots, random);
-    for (SharedSlots.Slot slot : slots) {
-      if (!layout.cidr().contains(slot.cidr())) {
-        continue;
-      }
-      List<IpAddress> free = new ArrayList<>();
-      if (layout.assignableCount(slot.cidr()).compareTo(SCAN_LIMIT) > 0) {
-        probe(pool, slot.cidr(), random, now).ifPresent(free::add);
-      } else {
-        for (IpAddress ip : layout.assignable(slot.cidr())) {
-          if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
-            free.add(ip);
-          }
-        }
-      }
-      if (!free.isEmpty()) {
-        IpAddress ip = free.get(random.nextInt(free.size()));
-        reserved.add(new AddressKey(pool.name(), ip));
-        return Optional.of(new Pick(slot.cidr(), ip));
-      }
-    }
-    return Optional.empty();
+    List<Cidr> slots = new ArrayList<>();
+    shared.usable(pool.name(), pool.layout().blockSize()).forEach(slot -> slots.add(slot.cidr()));
+    return reserve(pool, PickStrategy.atRandom(pool.layout(), slots, free(pool, now), random));
   }
 
   /**
@@ -241,16 +213,7 @@ public final class Ledger {
    * slot Shared from birth compares it with the pool's number of Nodes.
    */
   public synchronized int unclaimedCount(PoolView pool, int cap) {
-    if (pool.layout().blockCount().compareTo(BigInteger.valueOf(65536)) > 0) {
-      return cap; // too many slots to be short of them
-    }
-    int n = 0;
-    for (Cidr block : pool.layout().usableBlocks()) {
-      if (!taken(pool.name(), block) && ++n >= cap) {
-        break;
-      }
-    }
-    return n;
+    return SlotCandidates.unclaimedCount(pool.layout(), block -> taken(pool.name(), block), cap);
   }
 
   /**
@@ -448,61 +411,35 @@ public final class Ledger {
     resting.noteDelay(pool.reuseDelay());
     reuseDelays.put(pool.name(), pool.reuseDelay());
     Instant now = clock.instant();
-    Pick best = null;
-    Instant bestReleased = null;
     PoolLayout layout = pool.layout();
+    List<Cidr> open = new ArrayList<>();
     for (NodeBlocks.Own own : blocks.of(pool.name())) {
       Cidr block = own.ref().cidr();
       // A block of another geometry (an earlier pool of the same name, not yet collected) or one
       // being released is not allocated from.
-      if (!own.open()
-          || block.prefixLength() != layout.blockSize()
-          || !layout.cidr().contains(block)) {
-        continue;
-      }
-      if (layout.assignableCount(block).compareTo(SCAN_LIMIT) > 0) {
-        Optional<IpAddress> probed = probe(pool, block, random, now);
-        if (probed.isPresent()) {
-          best = new Pick(block, probed.get());
-          break;
-        }
-        continue;
-      }
-      for (IpAddress ip : layout.assignable(block)) {
-        AddressKey key = new AddressKey(pool.name(), ip);
-        if (!isFree(key, pool, now)) {
-          continue;
-        }
-        Instant released = resting.releasedAt(key);
-        if (bestReleased == null || released.isBefore(bestReleased)) {
-          best = new Pick(block, ip);
-          bestReleased = released;
-        }
-        if (released.equals(Instant.EPOCH)) {
-          break;
-        }
-      }
-      if (Instant.EPOCH.equals(bestReleased)) {
-        break;
+      if (own.open()
+          && block.prefixLength() == layout.blockSize()
+          && layout.cidr().contains(block)) {
+        open.add(block);
       }
     }
-    if (best == null) {
-      return Optional.empty();
-    }
-    reserved.add(new AddressKey(pool.name(), best.ip()));
-    return Optional.of(best);
+    return reserve(
+        pool,
+        PickStrategy.leastRecentlyReleased(
+            layout,
+            open,
+            free(pool, now),
+            ip -> resting.releasedAt(new AddressKey(pool.name(), ip)),
+            random));
   }
 
-  private Optional<IpAddress> probe(PoolView pool, Cidr block, Random random, Instant now) {
-    BigInteger count = pool.layout().assignableCount(block);
-    for (int i = 0; i < RANDOM_PROBES; i++) {
-      BigInteger index = new BigInteger(count.bitLength() + 8, random).mod(count);
-      IpAddress ip = pool.layout().assignableAt(block, index);
-      if (isFree(new AddressKey(pool.name(), ip), pool, now)) {
-        return Optional.of(ip);
-      }
-    }
-    return Optional.empty();
+  private Optional<Pick> reserve(PoolView pool, Optional<Pick> pick) {
+    pick.ifPresent(p -> reserved.add(new AddressKey(pool.name(), p.ip())));
+    return pick;
+  }
+
+  private Predicate<IpAddress> free(PoolView pool, Instant now) {
+    return ip -> isFree(new AddressKey(pool.name(), ip), pool, now);
   }
 
   private boolean isFree(AddressKey key, PoolView pool, Instant now) {
@@ -645,25 +582,6 @@ public final class Ledger {
   }
 
   /**
-   * A release request of one of this node's blocks, how many addresses are in use in it, and how
-   * many rest after their release (for the pool's reuse delay).
-   */
-  public record ReleaseDecision(BlockObject block, int inUse, int resting) {
-    public boolean ready() {
-      return inUse == 0 && resting == 0;
-    }
-
-    /**
-     * Nothing is in use but some address still rests: no answer yet. The block stays closed and is
-     * answered Ready once its addresses have rested, so the reuse delay holds across a move of the
-     * block to another node.
-     */
-    public boolean waiting() {
-      return inUse == 0 && resting > 0;
-    }
-  }
-
-  /**
    * Every pending release request ({@code Requested}, as the block watch last showed it) of this
    * node's blocks, decided: {@link ReleaseDecision#ready} when nothing in the block is held,
    * reserved, uncertain or resting. Such a block is closed since its request was seen and stays
@@ -702,13 +620,6 @@ public final class Ledger {
   }
 
   /**
-   * A slot of this node that kipam-operator asked to become Shared, and the addresses of it this
-   * node holds or might hold (held, reserved, uncertain, unreadable, or resting after a release)
-   * that no sub-claim covers yet. When {@code missing} is empty the slot may be written Shared.
-   */
-  public record Conversion(BlockObject slot, List<IpAddress> missing) {}
-
-  /**
    * The conversions to carry out now: this node's slots whose {@code status.share} the block watch
    * has shown and whose {@code status.mode} is not Shared yet. Such a slot is closed since the
    * request was seen, so {@code missing} can only shrink. None before the ledger has synced: an
@@ -724,25 +635,16 @@ public final class Ledger {
     }
     Set<AddressKey> wanted = inUse();
     wanted.addAll(restingAddresses());
-    List<Conversion> conversions = new ArrayList<>();
-    for (NodeBlocks.Own slot : converting) {
-      BlockRef ref = slot.ref();
-      List<IpAddress> missing = new ArrayList<>();
-      for (AddressKey address : wanted) {
-        if (!address.pool().equals(ref.pool()) || !ref.cidr().contains(address.ip())) {
-          continue;
-        }
-        NodeBlocks.Own host =
-            blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
-        boolean covered = host != null ? !host.retiring : shared.subClaimed(address);
-        if (!covered) {
-          missing.add(address.ip());
-        }
-      }
-      missing.sort(null);
-      conversions.add(new Conversion(slot.object, missing));
-    }
-    return conversions;
+    List<BlockObject> slots = new ArrayList<>();
+    converting.forEach(slot -> slots.add(slot.object));
+    return Conversion.plan(slots, wanted, this::covered);
+  }
+
+  /** Whether a sub-claim this node holds (not retiring), or anyone's it knows of, covers it. */
+  private boolean covered(AddressKey address) {
+    NodeBlocks.Own host =
+        blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
+    return host != null ? !host.retiring : shared.subClaimed(address);
   }
 
   /**
@@ -780,27 +682,8 @@ public final class Ledger {
 
   /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
   public synchronized List<Cidr> unclaimedBlocks(PoolView pool, Random random, int limit) {
-    PoolLayout layout = pool.layout();
-    List<Cidr> candidates = new ArrayList<>();
-    if (layout.blockCount().compareTo(BigInteger.valueOf(65536)) <= 0) {
-      for (Cidr block : layout.usableBlocks()) {
-        if (!taken(pool.name(), block)) {
-          candidates.add(block);
-        }
-      }
-      Collections.shuffle(candidates, random);
-      return candidates.subList(0, Math.min(limit, candidates.size()));
-    }
-    BigInteger count = layout.blockCount();
-    for (int i = 0; i < limit * 4 && candidates.size() < limit; i++) {
-      Cidr block = layout.block(new BigInteger(count.bitLength() + 8, random).mod(count));
-      if (!taken(pool.name(), block)
-          && layout.hasAssignable(block)
-          && !candidates.contains(block)) {
-        candidates.add(block);
-      }
-    }
-    return candidates;
+    return SlotCandidates.unclaimed(
+        pool.layout(), block -> taken(pool.name(), block), random, limit);
   }
 
   /** Sizes of the ledger's bounded records, for tests and benchmarks. */

@@ -286,9 +286,9 @@ final class NodeBlocks {
    * The blocks whose release is Requested, each with how many addresses of {@code used} it has and
    * how many of {@code resting}.
    */
-  List<Ledger.ReleaseDecision> pendingReleases(
+  List<ReleaseDecision> pendingReleases(
       Supplier<Set<AddressKey>> used, Supplier<Set<AddressKey>> resting) {
-    List<Ledger.ReleaseDecision> pending = new ArrayList<>();
+    List<ReleaseDecision> pending = new ArrayList<>();
     Set<AddressKey> inUse = null;
     Set<AddressKey> rest = null;
     for (Own own : all()) {
@@ -296,8 +296,7 @@ final class NodeBlocks {
         inUse = inUse == null ? used.get() : inUse;
         rest = rest == null ? resting.get() : rest;
         pending.add(
-            new Ledger.ReleaseDecision(
-                own.object, count(own.ref(), inUse), count(own.ref(), rest)));
+            new ReleaseDecision(own.object, count(own.ref(), inUse), count(own.ref(), rest)));
       }
     }
     return pending;

@@ -52,7 +52,7 @@ public final class ReleaseResponder {
     if (!ledger.synced()) {
       return; // "empty" means nothing until the node's allocations are known
     }
-    for (Ledger.ReleaseDecision decision : ledger.pendingReleases()) {
+    for (ReleaseDecision decision : ledger.pendingReleases()) {
       if (!decision.waiting()) {
         answer(decision.block(), decision.ready(), refusal(decision));
       }
@@ -68,7 +68,7 @@ public final class ReleaseResponder {
     }
   }
 
-  private String refusal(Ledger.ReleaseDecision decision) {
+  private String refusal(ReleaseDecision decision) {
     return decision.inUse()
         + " of its addresses are in use on node "
         + ledger.node()

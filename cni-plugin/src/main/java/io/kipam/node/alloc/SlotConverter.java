@@ -39,7 +39,7 @@ public final class SlotConverter {
 
   /** Moves every requested conversion of this node's slots as far as it can go now. */
   public synchronized void convert() {
-    for (Ledger.Conversion conversion : ledger.pendingConversions()) {
+    for (Conversion conversion : ledger.pendingConversions()) {
       BlockRef slot = conversion.slot().ref();
       try {
         if (subClaimAll(slot, conversion)) {
@@ -56,7 +56,7 @@ public final class SlotConverter {
   }
 
   /** Sub-claims every missing address; true when none was missing, so the mode may be written. */
-  private boolean subClaimAll(BlockRef slot, Ledger.Conversion conversion) {
+  private boolean subClaimAll(BlockRef slot, Conversion conversion) {
     if (conversion.missing().isEmpty()) {
       return true;
     }

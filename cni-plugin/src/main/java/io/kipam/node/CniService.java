@@ -4,6 +4,7 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.IpFamily;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.cni.spec.Attachment;
 import io.kipam.cni.spec.CniCommand;
 import io.kipam.cni.spec.CniDispatcher;
 import io.kipam.cni.spec.CniErrorCode;
@@ -18,7 +19,6 @@ import io.kipam.cni.spec.NetworkConfig;
 import io.kipam.cni.spec.Route;
 import io.kipam.node.alloc.AllocationException;
 import io.kipam.node.alloc.Allocator;
-import io.kipam.node.alloc.Attachment;
 import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
@@ -264,14 +264,10 @@ public final class CniService implements CniEndpoint, CniPlugin {
 
   private Void collect(CniRequest request) {
     NetworkConfig config = request.config().orElseThrow();
-    Set<io.kipam.cni.spec.Attachment> valid =
-        new HashSet<>(config.validAttachments().orElse(List.of()));
+    Set<Attachment> valid = new HashSet<>(config.validAttachments().orElse(List.of()));
     int released = 0;
     for (Lease lease : ledger.leases()) {
-      boolean inUse =
-          valid.contains(
-              new io.kipam.cni.spec.Attachment(
-                  lease.attachment().containerId(), lease.attachment().ifName()));
+      boolean inUse = valid.contains(lease.attachment());
       if (!config.name().equals(lease.network()) || inUse || !ledger.olderThan(lease, gcGrace)) {
         continue;
       }
@@ -293,8 +289,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
   }
 
   private static Attachment attachment(CniRequest request) {
-    var a = request.attachment().orElseThrow();
-    return new Attachment(a.containerId(), a.ifName());
+    return request.attachment().orElseThrow();
   }
 
   private PodRef owner(CniRequest request) throws NodeWatch.PodNotOnNodeException {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
-import io.kipam.node.alloc.Attachment;
+import io.kipam.cni.spec.Attachment;
 import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;

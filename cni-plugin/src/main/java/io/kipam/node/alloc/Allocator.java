@@ -2,6 +2,7 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.Checkpoint;
 import io.kipam.api.net.Cidr;
+import io.kipam.cni.spec.Attachment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +48,7 @@ public final class Allocator {
   private final Duration settleAfter;
   private final KeyedLocks<Attachment> attachmentLocks = new KeyedLocks<>();
   private final BlockClaims claims;
+  private final Settling settling;
 
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
     this(ledger, store, random, DEFAULT_SETTLE_AFTER);
@@ -62,6 +64,7 @@ public final class Allocator {
     this.random = random;
     this.settleAfter = settleAfter;
     this.claims = new BlockClaims(ledger, store, random);
+    this.settling = new Settling(ledger, store, settleAfter, attachmentLocks, this::release);
   }
 
   /**
@@ -88,7 +91,7 @@ public final class Allocator {
       for (PoolView pool : pools) {
         Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
         if (existing.isEmpty()) {
-          existing = earlierAttempt(pool, request);
+          existing = settling.earlierAttempt(pool, request.attachment(), request.pod().uid());
         }
         if (existing.isPresent()) {
           ledger.adopted(existing.get());
@@ -113,50 +116,6 @@ public final class Allocator {
       }
       throw e;
     }
-  }
-
-  /**
-   * Settles an earlier ADD of the same attachment whose write had an unknown outcome, before this
-   * one picks an address: a runtime retries at once, often before the node's watch has shown the
-   * object that write created. A fresh read decides. The object is there (that write happened): it
-   * is this attachment's address, returned again. No object, and the write may still land (it is
-   * younger than the settle delay): the runtime is told to try again, since picking another address
-   * now could leave the attachment with two. No object and older than that, or the name held by
-   * someone else: settled, and this ADD allocates as usual.
-   */
-  private Optional<Lease> earlierAttempt(PoolView pool, Request request) {
-    Optional<Ledger.Uncertain> earlier = ledger.uncertainOf(pool.name(), request.attachment());
-    if (earlier.isEmpty()) {
-      return Optional.empty();
-    }
-    Ledger.Uncertain u = earlier.get();
-    Optional<Lease> found = store.readAddress(u.wanted());
-    if (found.isPresent()) {
-      Lease object = found.get();
-      recordFound(object);
-      if (object.attachment().equals(request.attachment())
-          && object.pod().uid().equals(request.pod().uid())) {
-        log.info(
-            "the lost write of {} for {}/{} happened: it is the attachment's address",
-            object.ip(),
-            object.pod().namespace(),
-            object.pod().name());
-        return Optional.of(object);
-      }
-      ledger.settled(u);
-      return Optional.empty();
-    }
-    if (!ledger.uncertainFor(settleAfter).contains(u)) {
-      throw new StoreUnavailableException(
-          "an earlier ADD of this attachment may still be writing address "
-              + u.wanted().ip()
-              + " of pool "
-              + pool.name()
-              + "; try again",
-          null);
-    }
-    ledger.settled(u);
-    return Optional.empty();
   }
 
   private Lease allocateIn(PoolView pool, Request request, List<BlockRef> claimedHere) {
@@ -265,66 +224,9 @@ public final class Allocator {
     }
   }
 
-  /**
-   * No address this node can reach: "exhausted" only when kipam-operator last counted none free in
-   * the whole pool. While it counts some (in other nodes' slots, resting, or behind claims that met
-   * another node's), the answer is "short": try again, as the demand this refusal records makes
-   * kipam-operator turn a slot Shared for this node.
-   */
   private AllocationException exhausted(PoolView pool, String why) {
-    int blocks = ledger.ownBlocks(pool.name()).size();
-    String counts =
-        " (this node holds "
-            + blocks
-            + " blocks of the pool; the pool has "
-            + pool.layout().assignableCount()
-            + " assignable addresses in "
-            + usableBlocks(pool)
-            + " blocks";
-    if (pool.hasFreeElsewhere()) {
-      return new AllocationException(
-          AllocationException.Reason.POOL_SHORT,
-          pool.name(),
-          "pool "
-              + pool.name()
-              + " has "
-              + pool.available()
-              + " free addresses, none of them reachable from node "
-              + ledger.node()
-              + " yet: "
-              + why
-              + counts
-              + "); its demand is recorded for kipam-operator, which makes a slot Shared; try"
-              + " again");
-    }
-    return new AllocationException(
-        AllocationException.Reason.POOL_EXHAUSTED,
-        pool.name(),
-        "pool "
-            + pool.name()
-            + " is exhausted for node "
-            + ledger.node()
-            + ": "
-            + why
-            + counts
-            + ")");
+    return NoAddress.refusal(pool, ledger.node(), ledger.ownBlocks(pool.name()).size(), why);
   }
-
-  /**
-   * How many blocks of the pool hold an assignable address (a range or excludes may leave many
-   * blocks of its CIDR without one); counted up to a bound, as IPv6 pools have astronomically many.
-   */
-  private static String usableBlocks(PoolView pool) {
-    long n = 0;
-    for (Cidr ignored : pool.layout().usableBlocks()) {
-      if (++n > USABLE_BLOCKS_COUNTED) {
-        return "more than " + USABLE_BLOCKS_COUNTED;
-      }
-    }
-    return Long.toString(n);
-  }
-
-  private static final long USABLE_BLOCKS_COUNTED = 65_536;
 
   /**
    * Releases what {@code attachment} holds in the given pools: deletes each IPAddress (with its UID
@@ -443,83 +345,15 @@ public final class Allocator {
 
   /**
    * Reads again each object of another node that holds a name this node wanted (see {@link
-   * Ledger#foreignSeen}) and last read {@code every} ago: gone, or another object by now, and its
-   * address is free again after resting, without a restart.
+   * Ledger#foreignSeen}) and last read {@code every} ago; see {@link Settling#recheckForeign}.
    */
   public void recheckForeign(Duration every) {
-    for (Lease lease : ledger.foreignDue(every)) {
-      try {
-        Optional<Lease> now = store.readAddress(lease);
-        if (now.isEmpty() || !lease.objectUid().equals(now.get().objectUid())) {
-          log.info(
-              "IPAddress {}/{} of node {}, which held {} of pool {}, is gone",
-              lease.pod().namespace(),
-              lease.name(),
-              lease.node(),
-              lease.ip(),
-              lease.pool());
-          ledger.objectGone(lease.address(), lease.object());
-          now.ifPresent(this::recordFound);
-        }
-      } catch (RuntimeException e) {
-        log.info("cannot read {} again yet: {}", lease.ip(), e.toString());
-      }
-    }
+    settling.recheckForeign(every);
   }
 
-  /** An object a fresh read found: this node's is recorded as usual, another's as foreign. */
-  private void recordFound(Lease object) {
-    if (ledger.node().equals(object.node())) {
-      ledger.leaseSeen(object);
-    } else {
-      ledger.foreignSeen(object);
-    }
-  }
-
-  /**
-   * Settles the addresses uncertain for at least {@code after}: a fresh read of each name tells
-   * whether the write happened. Absent: the address rests, then is free. Present and written by an
-   * ADD that failed: deleted, so a failed ADD leaves nothing behind (a retried ADD that found the
-   * object first has settled it already). Held by an object of someone else: recorded as that
-   * holder's. A read that fails leaves the address uncertain for the next round.
-   */
+  /** Settles the addresses uncertain for at least {@code after}; see {@link Settling#settle}. */
   public void settle(Duration after) {
-    for (Ledger.Uncertain u : ledger.uncertainFor(after)) {
-      try {
-        attachmentLocks.with(u.wanted().attachment(), () -> settleOne(u));
-      } catch (RuntimeException e) {
-        log.info("cannot settle {} yet: {}", u.wanted().ip(), e.toString());
-      }
-    }
-  }
-
-  private Void settleOne(Ledger.Uncertain u) {
-    Optional<Lease> found = store.readAddress(u.wanted());
-    if (found.isEmpty()) {
-      log.info("settled {} of pool {}: no object holds it", u.wanted().ip(), u.wanted().pool());
-      ledger.settled(u);
-      return null;
-    }
-    Lease object = found.get();
-    boolean ours =
-        object.attachment().equals(u.wanted().attachment())
-            && object.pod().uid().equals(u.wanted().pod().uid());
-    if (ours) {
-      // Written by an ADD that failed, and no retry of it took the address (that would have
-      // settled it): nobody was told of this address, so it goes.
-      release(object);
-    } else {
-      recordFound(object);
-    }
-    log.info(
-        "settled {} of pool {}: it was held by {}/{} ({})",
-        object.ip(),
-        object.pool(),
-        object.pod().namespace(),
-        object.pod().name(),
-        ours ? "written by a failed ADD of this node, now deleted" : "not this node's write");
-    ledger.settled(u);
-    return null;
+    settling.settle(after);
   }
 
   private void requireSynced() {

@@ -3,6 +3,7 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import io.kipam.cni.spec.Attachment;
 
 /**
  * An address held by one attachment, as this node knows it: the content of one IPAddress object.

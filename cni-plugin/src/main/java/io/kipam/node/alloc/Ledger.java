@@ -3,6 +3,7 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
+import io.kipam.cni.spec.Attachment;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

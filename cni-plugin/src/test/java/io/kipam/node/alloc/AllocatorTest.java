@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
+import io.kipam.cni.spec.Attachment;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

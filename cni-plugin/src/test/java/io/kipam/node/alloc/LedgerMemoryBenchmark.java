@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.PoolLayout;
+import io.kipam.cni.spec.Attachment;
 import io.kipam.node.ReleaseJournal;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;

@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.cni.spec.Attachment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -63,7 +63,7 @@ public final class AddressScan {
               found.collect(
                   network(address, facts),
                   address.getSpec().getIp(),
-                  new Duplicates.Holder(AddressKey.of(address), address.getSpec().getPool())));
+                  new Duplicates.Holder(AddressObject.of(address), address.getSpec().getPool())));
     }
     return found.result();
   }

@@ -29,7 +29,7 @@ final class DuplicateReporter {
   private final EventRecorder events;
   private final OperatorMetrics metrics;
   private final DuplicateSummary summary;
-  private Set<Set<AddressKey>> reported = Set.of();
+  private Set<Set<AddressObject>> reported = Set.of();
 
   DuplicateReporter(EventRecorder events, OperatorMetrics metrics, DuplicateSummary summary) {
     this.events = events;
@@ -40,11 +40,11 @@ final class DuplicateReporter {
   void report(Map<Duplicates.Slot, List<Duplicates.Holder>> duplicates, ClusterFacts facts) {
     metrics.duplicates(duplicates.size());
     Map<String, Set<String>> byPool = new TreeMap<>();
-    Set<Set<AddressKey>> now = new HashSet<>();
+    Set<Set<AddressObject>> now = new HashSet<>();
     duplicates.forEach(
         (slot, holders) -> {
           String sentence = sentence(slot, holders);
-          Set<AddressKey> keys =
+          Set<AddressObject> keys =
               holders.stream().map(Duplicates.Holder::address).collect(Collectors.toSet());
           now.add(keys);
           holders.forEach(

@@ -25,7 +25,7 @@ public final class Duplicates {
   public record Slot(String network, String ip) {}
 
   /** An IPAddress holding a slot, and the pool it names. */
-  public record Holder(AddressKey address, String pool) {}
+  public record Holder(AddressObject address, String pool) {}
 
   private final Map<String, Set<String>> seen = new HashMap<>();
   private final Set<Slot> duplicated = new HashSet<>();

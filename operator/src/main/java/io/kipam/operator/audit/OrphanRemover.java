@@ -38,7 +38,7 @@ final class OrphanRemover {
   private final OperatorMetrics metrics;
   private final Sightings sightings;
   private final AttachmentFinalizer finalizer;
-  private final Set<AddressKey> orphans = new HashSet<>();
+  private final Set<AddressObject> orphans = new HashSet<>();
   private int removed;
   private int keptByNodes;
 
@@ -76,7 +76,7 @@ final class OrphanRemover {
       }
       return false;
     }
-    AddressKey key = AddressKey.of(address);
+    AddressObject key = AddressObject.of(address);
     orphans.add(key);
     if (!sightings.seen(key, verdict.get().reason(), now)) {
       return false;
@@ -108,7 +108,7 @@ final class OrphanRemover {
   private record Done(boolean gone) {}
 
   /** The fresh read and the writes; empty when this audit changed nothing. */
-  private Optional<Done> remove(AddressKey key, OrphanRules.Verdict seen) {
+  private Optional<Done> remove(AddressObject key, OrphanRules.Verdict seen) {
     IPAddress fresh =
         client.resources(IPAddress.class).inNamespace(key.namespace()).withName(key.name()).get();
     if (fresh == null || !key.uid().equals(fresh.getMetadata().getUid())) {
@@ -152,7 +152,7 @@ final class OrphanRemover {
 
   /** Removes {@code kipam.io/attachment} of an address whose Node is gone. */
   private AttachmentFinalizer.Outcome endAttachment(
-      AddressKey key, IPAddress fresh, String what, OrphanRules.Verdict verdict) {
+      AddressObject key, IPAddress fresh, String what, OrphanRules.Verdict verdict) {
     AttachmentFinalizer.Outcome outcome = finalizer.remove(key.namespace(), key.name(), key.uid());
     switch (outcome) {
       case REMOVED -> {

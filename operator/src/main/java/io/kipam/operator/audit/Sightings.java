@@ -18,7 +18,7 @@ public final class Sightings {
   private record Sighting(OrphanReason reason, Instant first) {}
 
   private final Duration grace;
-  private final Map<AddressKey, Sighting> candidates = new HashMap<>();
+  private final Map<AddressObject, Sighting> candidates = new HashMap<>();
 
   public Sightings(Duration grace) {
     this.grace = grace;
@@ -29,7 +29,7 @@ public final class Sightings {
    * been seen orphaned for the same reason at least the grace period before. A new reason starts
    * the grace period again.
    */
-  public boolean seen(AddressKey key, OrphanReason reason, Instant now) {
+  public boolean seen(AddressObject key, OrphanReason reason, Instant now) {
     Sighting earlier = candidates.get(key);
     if (earlier == null || earlier.reason() != reason) {
       candidates.put(key, new Sighting(reason, now));
@@ -39,11 +39,11 @@ public final class Sightings {
   }
 
   /** Forgets every candidate not in {@code seenThisAudit}, and those removed. */
-  public void retainOnly(Set<AddressKey> seenThisAudit) {
+  public void retainOnly(Set<AddressObject> seenThisAudit) {
     candidates.keySet().retainAll(seenThisAudit);
   }
 
-  public void forget(AddressKey key) {
+  public void forget(AddressObject key) {
     candidates.remove(key);
   }
 

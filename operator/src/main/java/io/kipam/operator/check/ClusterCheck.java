@@ -8,7 +8,7 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.operator.audit.AddressKey;
+import io.kipam.operator.audit.AddressObject;
 import io.kipam.operator.audit.AddressScan;
 import io.kipam.operator.audit.ClusterFacts;
 import io.kipam.operator.audit.Duplicates;
@@ -85,7 +85,7 @@ public final class ClusterCheck {
                 if (!pools.containsKey(pool)) {
                   problems.add(
                       new CheckReport.UnknownPool(
-                          pool, AddressKey.of(address).toString(), address.getSpec().getIp()));
+                          pool, AddressObject.of(address).toString(), address.getSpec().getIp()));
                 } else {
                   OrphanRules.classify(address, facts)
                       .ifPresent(
@@ -93,7 +93,7 @@ public final class ClusterCheck {
                               problems.add(
                                   new CheckReport.Orphan(
                                       pool,
-                                      AddressKey.of(address).toString(),
+                                      AddressObject.of(address).toString(),
                                       address.getSpec().getIp(),
                                       v.reason().label(),
                                       v.detail())));

@@ -18,8 +18,8 @@ class DuplicateReporterTest {
         DuplicateReporter.sentence(
             new Slot("", "10.0.0.1"),
             List.of(
-                new Holder(new AddressKey("b", "p.10-0-0-1", "u2"), "p"),
-                new Holder(new AddressKey("a", "p.10-0-0-1", "u1"), "p")));
+                new Holder(new AddressObject("b", "p.10-0-0-1", "u2"), "p"),
+                new Holder(new AddressObject("a", "p.10-0-0-1", "u1"), "p")));
 
     assertThat(sentence)
         .isEqualTo("10.0.0.1 is held by a/p.10-0-0-1 (pool p) and b/p.10-0-0-1 (pool p)");

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class DuplicatesTest {
 
   private static Holder holder(String namespace, String pool) {
-    return new Holder(new AddressKey(namespace, pool + ".10-0-0-1", namespace + "-uid"), pool);
+    return new Holder(new AddressObject(namespace, pool + ".10-0-0-1", namespace + "-uid"), pool);
   }
 
   private static Duplicates twoPasses(List<String[]> addresses) {

@@ -11,7 +11,7 @@ class SightingsTest {
 
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
   private static final Duration GRACE = Duration.ofSeconds(600);
-  private static final AddressKey A = new AddressKey("ns", "a", "uid-a");
+  private static final AddressObject A = new AddressObject("ns", "a", "uid-a");
 
   @Test
   void aFirstSightingIsNeverDueEvenWithoutGrace() {
@@ -38,14 +38,14 @@ class SightingsTest {
   void anotherObjectOfTheSameNameIsANewCandidate() {
     Sightings s = new Sightings(GRACE);
     s.seen(A, OrphanReason.POD, T0);
-    AddressKey again = new AddressKey("ns", "a", "uid-b");
+    AddressObject again = new AddressObject("ns", "a", "uid-b");
     assertThat(s.seen(again, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
   }
 
   @Test
   void aCandidateAnAuditNoLongerSeesOrphanedIsForgotten() {
     Sightings s = new Sightings(GRACE);
-    AddressKey b = new AddressKey("ns", "b", "uid-b");
+    AddressObject b = new AddressObject("ns", "b", "uid-b");
     s.seen(A, OrphanReason.POD, T0);
     s.seen(b, OrphanReason.BLOCK, T0);
     s.retainOnly(Set.of(b));

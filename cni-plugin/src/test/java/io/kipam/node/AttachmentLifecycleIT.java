@@ -14,9 +14,7 @@ import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,10 +28,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -58,29 +55,21 @@ class AttachmentLifecycleIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
   private final long seed =
       Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
   private final Random random = new Random(seed);
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("attach");
   private String pool;
   private NodeRig rig;
 
-  AttachmentLifecycleIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  AttachmentLifecycleIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
   }
 
   @BeforeEach
   void setUp() throws Exception {
     System.out.println("AttachmentLifecycleIT seed " + seed);
-    processes = new KipamProcesses(controlPlane, client, "attach");
     processes.leadingOperator(Map.of(), WITHIN);
     pool = Fixtures.uniqueName("attach");
     Cluster.poolReadiedByOperator(
@@ -88,11 +77,6 @@ class AttachmentLifecycleIT {
         pool,
         Cluster.spec("10.233." + SUBNETS.incrementAndGet() + ".0/28", 28, REUSE_SECONDS));
     rig = processes.node(pool, DAEMON);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    processes.close();
   }
 
   /**

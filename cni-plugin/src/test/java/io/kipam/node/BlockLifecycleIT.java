@@ -10,18 +10,14 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The paths where a block could leave its node with a live address, or stay closed for good, with
@@ -37,30 +33,13 @@ class BlockLifecycleIT {
       Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "6");
   private static int subnets;
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
   private final PlayedOperator played;
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("life");
 
-  BlockLifecycleIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  BlockLifecycleIT(KubernetesClient client) {
     this.client = client;
     this.played = new PlayedOperator(client);
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
-
-  @BeforeEach
-  void setUp() throws Exception {
-    processes = new KipamProcesses(controlPlane, client, "life");
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    processes.close();
   }
 
   private OperatorProcess operator(Map<String, String> env) throws Exception {

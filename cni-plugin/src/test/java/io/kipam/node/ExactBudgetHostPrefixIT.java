@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,10 +20,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.IntFunction;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A host-prefix pool sized exactly, over more nodes than addresses: a /28 in /32 blocks (14
@@ -44,28 +40,11 @@ class ExactBudgetHostPrefixIT {
   private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("budget");
 
-  ExactBudgetHostPrefixIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  ExactBudgetHostPrefixIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
-
-  @BeforeEach
-  void setUp() throws Exception {
-    processes = new KipamProcesses(controlPlane, client, "budget");
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    processes.close();
   }
 
   @Test

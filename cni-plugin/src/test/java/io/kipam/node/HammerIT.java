@@ -188,8 +188,39 @@ class HammerIT {
     return callers;
   }
 
-  private void runCallers(List<List<Attachment>> callers, int opsPerCaller, Runnable midway)
+  /** Faults injected while the callers run, each step awaiting what the callers have done. */
+  @FunctionalInterface
+  private interface FaultScript {
+    void run() throws Exception;
+  }
+
+  /** Waits until the callers have made {@code n} more CNI calls. */
+  private void afterOperations(int n) {
+    int target = operations.get() + n;
+    await()
+        .atMost(Duration.ofMinutes(5))
+        .alias(n + " more CNI calls")
+        .until(() -> operations.get() >= target);
+  }
+
+  /** Waits until some caller has been told to try again later: the fault is felt. */
+  private void untilCallersMeetTheFault() {
+    int seen = tryAgainLater.get();
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .alias("a caller told to try again")
+        .until(() -> tryAgainLater.get() > seen);
+  }
+
+  /**
+   * Each caller makes {@code opsPerCaller} ADDs and DELs, and goes on until {@code midway} (run on
+   * this thread) has finished, so every fault meets traffic; its steps are sequenced by what the
+   * callers have done, never by the clock.
+   */
+  private void runCallers(List<List<Attachment>> callers, int opsPerCaller, FaultScript midway)
       throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean faultsDone =
+        new java.util.concurrent.atomic.AtomicBoolean(midway == null);
     ExecutorService threads = Executors.newFixedThreadPool(CALLERS);
     List<Future<?>> work = new ArrayList<>();
     for (int c = 0; c < CALLERS; c++) {
@@ -198,7 +229,7 @@ class HammerIT {
       work.add(
           threads.submit(
               () -> {
-                for (int i = 0; i < opsPerCaller; i++) {
+                for (int i = 0; i < opsPerCaller || !faultsDone.get(); i++) {
                   Attachment a = mine.get(random.nextInt(mine.size()));
                   if (a.ip == null || random.nextInt(4) == 0) {
                     a.add();
@@ -210,7 +241,11 @@ class HammerIT {
               }));
     }
     if (midway != null) {
-      midway.run();
+      try {
+        midway.run();
+      } finally {
+        faultsDone.set(true);
+      }
     }
     for (Future<?> f : work) {
       f.get(30, TimeUnit.MINUTES);
@@ -277,14 +312,10 @@ class HammerIT {
         callers,
         16,
         () -> {
-          try {
-            Thread.sleep(3000);
-            victim.kill();
-            Thread.sleep(2000);
-            victim.start();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          afterOperations(100);
+          victim.kill();
+          untilCallersMeetTheFault();
+          victim.start();
         });
 
     assertThat(tryAgainLater.get()).as("calls met the dead daemon and were retried").isPositive();
@@ -312,28 +343,24 @@ class HammerIT {
         callers,
         160,
         () -> {
-          try {
-            proxy.inject(
-                Faults.dropAfterRequest(0.03)
-                    .withDelayedResponses(Duration.ofSeconds(12), 0.01)
-                    .withResetAtRandom(0.01));
-            Thread.sleep(20_000);
-            controlPlane.stopApiServer();
-            Thread.sleep(3_000);
-            controlPlane.startApiServer();
-            Thread.sleep(15_000);
-            victim.kill();
-            Thread.sleep(2_000);
-            victim.start();
-            Thread.sleep(15_000);
-            controlPlane.stopApiServer();
-            Thread.sleep(3_000);
-            controlPlane.startApiServer();
-            Thread.sleep(20_000);
-            proxy.passThrough();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          proxy.inject(
+              Faults.dropAfterRequest(0.03)
+                  .withDelayedResponses(Duration.ofSeconds(12), 0.01)
+                  .withResetAtRandom(0.01));
+          afterOperations(1000);
+          controlPlane.stopApiServer();
+          untilCallersMeetTheFault();
+          controlPlane.startApiServer();
+          afterOperations(800);
+          victim.kill();
+          untilCallersMeetTheFault();
+          victim.start();
+          afterOperations(800);
+          controlPlane.stopApiServer();
+          untilCallersMeetTheFault();
+          controlPlane.startApiServer();
+          afterOperations(1000);
+          proxy.passThrough();
         });
     proxy.passThrough();
 

@@ -15,9 +15,7 @@ import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.HashMap;
@@ -28,8 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -72,9 +69,8 @@ class HandshakeKillMatrixIT {
     DAEMON
   }
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("kill");
   private final Map<String, Optional<BlockRelease>> deletedWith = new ConcurrentHashMap<>();
   private Watch watch;
   private OperatorProcess operator;
@@ -83,19 +79,8 @@ class HandshakeKillMatrixIT {
   private final Map<Integer, String> held = new HashMap<>();
   private int nextPod;
 
-  HandshakeKillMatrixIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  HandshakeKillMatrixIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
-
-  @BeforeEach
-  void setUp() throws Exception {
-    processes = new KipamProcesses(controlPlane, client, "kill");
   }
 
   @AfterEach
@@ -103,7 +88,6 @@ class HandshakeKillMatrixIT {
     if (watch != null) {
       watch.close();
     }
-    processes.close();
   }
 
   static Stream<Arguments> cases() {

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPoolSpec;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,9 +23,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -49,31 +46,18 @@ class NoFalseExhaustedIT {
   private static final AtomicInteger SUBNETS = new AtomicInteger();
   private static final Pattern CODE = Pattern.compile("\"code\":(\\d+),");
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("exact");
   private OperatorProcess operator;
 
-  NoFalseExhaustedIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  NoFalseExhaustedIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
   }
 
   @BeforeEach
   void setUp() throws Exception {
-    processes = new KipamProcesses(controlPlane, client, "exact");
     operator = processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    processes.close();
   }
 
   /** The pools of the acceptance: a pool's addresses, its block size, and its pods per node. */

@@ -8,9 +8,7 @@ import io.kipam.api.Checkpoint;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,10 +23,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -60,25 +56,13 @@ class PoolDemandIT {
    */
   private static final int[] PODS = {28, 10, 6, 6, 4, 4, 2, 2};
 
-  private final ControlPlane controlPlane;
   private final KubernetesClient client;
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
-  private KipamProcesses processes;
+  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand");
   private OperatorProcess operator;
 
-  PoolDemandIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
+  PoolDemandIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
-
-  @BeforeEach
-  void setUp() throws Exception {
-    processes = new KipamProcesses(controlPlane, client, "demand");
   }
 
   /** kipam-operator, leading; {@code hold} prepares it (a step to hold at) before it starts. */
@@ -87,11 +71,6 @@ class PoolDemandIT {
     hold.accept(operator);
     operator.startLeading(OPERATOR, WITHIN);
     return operator;
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    processes.close();
   }
 
   /** The order in which the pods of the eight nodes make their first ADD. */

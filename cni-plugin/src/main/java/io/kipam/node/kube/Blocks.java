@@ -3,6 +3,7 @@ package io.kipam.node.kube;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 
@@ -20,8 +21,7 @@ final class Blocks {
 
   /** A slot is Shared when its status says so or it has no node (claimed Shared from birth). */
   static boolean shared(IPBlock block) {
-    return block.getSpec().getNode() == null
-        || (block.getStatus() != null && block.getStatus().getMode() == BlockMode.Shared);
+    return SlotModes.shared(block);
   }
 
   static BlockObject object(IPBlock block) {

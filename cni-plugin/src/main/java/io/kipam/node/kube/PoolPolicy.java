@@ -7,10 +7,10 @@ import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.IPPoolStatus;
+import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.node.alloc.PoolView;
 import java.math.BigInteger;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -153,15 +153,7 @@ public final class PoolPolicy {
     IPPoolSpec spec = pool.getSpec();
     PoolLayout layout;
     try {
-      layout =
-          PoolLayout.builder()
-              .cidr(spec.getCidr())
-              .rangeStart(spec.getRangeStart())
-              .rangeEnd(spec.getRangeEnd())
-              .exclude(spec.getExclude() == null ? List.of() : spec.getExclude())
-              .gateway(spec.getGateway())
-              .blockSize(spec.getBlockSize())
-              .build();
+      layout = PoolGeometry.of(spec);
     } catch (IllegalArgumentException e) {
       throw new NodeWatch.PoolNotUsableException(
           "IPPool " + name + " is invalid: " + e.getMessage());

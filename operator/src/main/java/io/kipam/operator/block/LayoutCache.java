@@ -2,7 +2,7 @@ package io.kipam.operator.block;
 
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.operator.kube.PoolLayouts;
+import io.kipam.api.v1alpha1.PoolGeometry;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -26,7 +26,7 @@ final class LayoutCache {
     if (entry != null && entry.uid().equals(uid) && entry.generation() == generation) {
       return entry.layout();
     }
-    PoolLayout layout = PoolLayouts.of(pool.getSpec());
+    PoolLayout layout = PoolGeometry.of(pool.getSpec());
     entries.put(pool.getMetadata().getName(), new Entry(uid, generation, layout));
     return layout;
   }

@@ -7,8 +7,8 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.operator.kube.Blocks;
-import io.kipam.operator.kube.PoolLayouts;
 import io.kipam.operator.pool.Conditions;
 import java.math.BigInteger;
 import java.util.Collection;
@@ -113,7 +113,7 @@ public final class NodeAddresses {
     PoolLayout layout;
     Selector selector;
     try {
-      layout = PoolLayouts.of(pool.getSpec());
+      layout = PoolGeometry.of(pool.getSpec());
       selector = Selectors.parse(pool.getSpec().getNodeSelector(), "spec.nodeSelector");
     } catch (IllegalArgumentException e) {
       return null;

@@ -7,6 +7,7 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.audit.AddressObject;
 import io.kipam.operator.audit.AddressScan;
@@ -14,7 +15,6 @@ import io.kipam.operator.audit.ClusterFacts;
 import io.kipam.operator.audit.Duplicates;
 import io.kipam.operator.audit.OrphanRules;
 import io.kipam.operator.check.CheckReport.Problem;
-import io.kipam.operator.kube.PoolLayouts;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -226,7 +226,7 @@ public final class ClusterCheck {
       return pool.getStatus().getCapacity();
     }
     try {
-      return PoolLayouts.of(pool.getSpec()).assignableCount().toString();
+      return PoolGeometry.of(pool.getSpec()).assignableCount().toString();
     } catch (IllegalArgumentException e) {
       return "invalid";
     }

@@ -4,9 +4,9 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.ResourceNames;
-import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.SlotModes;
 import java.util.Optional;
 
 /** What the operator reads off an IPBlock, tolerating blocks written by hand. */
@@ -45,13 +45,12 @@ public final class Blocks {
    * leaves the pool only by the two-sided check of docs/shared-slots.md.
    */
   public static boolean shared(IPBlock block) {
-    return block.getSpec().getNode() == null
-        || block.getStatus() != null && block.getStatus().getMode() == BlockMode.Shared;
+    return SlotModes.shared(block);
   }
 
   /** A sub-claim: the host-prefix block of one address of a Shared slot ({@code spec.parent}). */
   public static boolean subClaim(IPBlock block) {
-    return block.getSpec().getParent() != null;
+    return SlotModes.subClaim(block);
   }
 
   /** The {@code kipam.io/block} label value the block's IPAddresses carry. */

@@ -23,12 +23,12 @@ import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolStatus;
+import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PoolLayouts;
 import io.kipam.operator.kube.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;
@@ -205,7 +205,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     Optional<PoolLayout> layout;
     Optional<String> invalid;
     try {
-      layout = Optional.of(PoolLayouts.of(pool.getSpec()));
+      layout = Optional.of(PoolGeometry.of(pool.getSpec()));
       invalid = Optional.empty();
     } catch (IllegalArgumentException e) {
       layout = Optional.empty();

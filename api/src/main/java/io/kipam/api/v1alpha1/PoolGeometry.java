@@ -1,17 +1,19 @@
-package io.kipam.operator.kube;
+package io.kipam.api.v1alpha1;
 
 import io.kipam.api.net.PoolLayout;
-import io.kipam.api.v1alpha1.IPPoolSpec;
 import java.util.List;
 
-/** The geometry of a pool's spec, as kipam-node reads it. */
-public final class PoolLayouts {
+/**
+ * The geometry of an IPPool's spec — its CIDR, range, excludes, gateway and block size — as one
+ * {@link PoolLayout}, read the same way by kipam-node and kipam-operator.
+ */
+public final class PoolGeometry {
 
-  private PoolLayouts() {}
+  private PoolGeometry() {}
 
   /**
    * @throws IllegalArgumentException when the spec does not describe a pool (admission refuses such
-   *     specs, so this means a CRD without its validation rules)
+   *     specs, so this means a CRD without its validation rules); the message says what is wrong
    */
   public static PoolLayout of(IPPoolSpec spec) {
     if (spec == null) {

@@ -59,7 +59,7 @@ public final class Ledger {
   private final Map<ObjectRef, Instant> tombstones = new LinkedHashMap<>();
   private final Map<ObjectRef, ForeignObject> foreign = new LinkedHashMap<>();
   private final Set<AddressKey> reserved = new HashSet<>();
-  private final Map<AddressKey, Uncertain> uncertain = new HashMap<>();
+  private final UncertainWrites uncertain = new UncertainWrites();
   private final RestingAddresses resting = new RestingAddresses();
   private boolean synced;
   private ReleaseListener releaseListener = (pool, ip, at) -> {};
@@ -86,12 +86,6 @@ public final class Ledger {
 
   /** An attachment's claim on a pool: at most one address each. */
   private record AttachmentKey(String pool, Attachment attachment) {}
-
-  /**
-   * An address written with an unknown outcome ({@code nameTaken}: the API answered 409, so an
-   * object this node has not seen holds the name), kept taken until a fresh read settles it.
-   */
-  public record Uncertain(Lease wanted, Instant since, boolean nameTaken) {}
 
   public Ledger(String node, Clock clock) {
     this.node = node;
@@ -291,7 +285,7 @@ public final class Ledger {
     }
     if (objects.isEmpty()) {
       holders.remove(address);
-      if (!uncertain.containsKey(address)) {
+      if (!uncertain.contains(address)) {
         rest(address);
       }
     } else if (!byAttachment.containsKey(key)) {
@@ -446,7 +440,7 @@ public final class Ledger {
   private boolean isFree(AddressKey key, PoolView pool, Instant now) {
     return !holders.containsKey(key)
         && !reserved.contains(key)
-        && !uncertain.containsKey(key)
+        && !uncertain.contains(key)
         && !unreadable.containsKey(key)
         && !shared.subClaimed(key)
         && !resting.resting(key, pool.reuseDelay(), now);
@@ -468,40 +462,22 @@ public final class Ledger {
     blocks.giveBackHost(address);
   }
 
-  /**
-   * The write of a reserved address may have happened ({@code nameTaken}: an object this node has
-   * not seen holds its name). The address stays taken until {@link #settled} is called.
-   */
+  /** The write of a reserved address may have happened: see {@link UncertainWrites#add}. */
   public synchronized void uncertain(Lease wanted, boolean nameTaken) {
     reserved.remove(wanted.address());
-    uncertain.putIfAbsent(wanted.address(), new Uncertain(wanted, clock.instant(), nameTaken));
+    uncertain.add(wanted, nameTaken, clock.instant());
   }
 
   /**
-   * This node's write of an address for {@code attachment} in {@code pool} whose outcome is unknown
-   * (an earlier ADD of the attachment whose answer was lost), if any.
+   * An earlier write for {@code attachment} with an unknown outcome: {@link UncertainWrites#of}.
    */
   public synchronized Optional<Uncertain> uncertainOf(String pool, Attachment attachment) {
-    for (Uncertain u : uncertain.values()) {
-      if (!u.nameTaken()
-          && u.wanted().pool().equals(pool)
-          && u.wanted().attachment().equals(attachment)) {
-        return Optional.of(u);
-      }
-    }
-    return Optional.empty();
+    return uncertain.of(pool, attachment);
   }
 
   /** The uncertain addresses that have been uncertain for at least {@code age}. */
   public synchronized List<Uncertain> uncertainFor(Duration age) {
-    Instant cutoff = clock.instant().minus(age);
-    List<Uncertain> due = new ArrayList<>();
-    for (Uncertain u : uncertain.values()) {
-      if (!u.since().isAfter(cutoff)) {
-        due.add(u);
-      }
-    }
-    return due;
+    return uncertain.since(clock.instant().minus(age));
   }
 
   /**
@@ -509,7 +485,7 @@ public final class Ledger {
    * {@link #leaseSeen}; with none, the address rests like any released one.
    */
   public synchronized void settled(Uncertain u) {
-    if (uncertain.remove(u.wanted().address(), u) && !holders.containsKey(u.wanted().address())) {
+    if (uncertain.settled(u) && !holders.containsKey(u.wanted().address())) {
       rest(u.wanted().address());
     }
   }
@@ -676,7 +652,7 @@ public final class Ledger {
   private Set<AddressKey> inUse() {
     Set<AddressKey> keys = new HashSet<>(holders.keySet());
     keys.addAll(reserved);
-    keys.addAll(uncertain.keySet());
+    keys.addAll(uncertain.addresses());
     keys.addAll(unreadable.keySet());
     return keys;
   }
@@ -710,15 +686,9 @@ public final class Ledger {
     releaseListener.released(address.pool(), address.ip(), now);
   }
 
-  /**
-   * An ADD returned {@code lease} as its attachment's address: if its write was uncertain, that is
-   * settled now, since the runtime has been told of it.
-   */
+  /** An ADD returned {@code lease} to the runtime: see {@link UncertainWrites#adopted}. */
   public synchronized void adopted(Lease lease) {
-    Uncertain u = uncertain.get(lease.address());
-    if (u != null && u.wanted().attachment().equals(lease.attachment())) {
-      uncertain.remove(lease.address());
-    }
+    uncertain.adopted(lease);
   }
 
   /** A reserved address and the block it is in. */

@@ -51,11 +51,11 @@ final class Settling {
    * someone else: settled, and this ADD allocates as usual.
    */
   Optional<Lease> earlierAttempt(PoolView pool, Attachment attachment, String podUid) {
-    Optional<Ledger.Uncertain> earlier = ledger.uncertainOf(pool.name(), attachment);
+    Optional<Uncertain> earlier = ledger.uncertainOf(pool.name(), attachment);
     if (earlier.isEmpty()) {
       return Optional.empty();
     }
-    Ledger.Uncertain u = earlier.get();
+    Uncertain u = earlier.get();
     Optional<Lease> found = store.readAddress(u.wanted());
     if (found.isPresent()) {
       Lease object = found.get();
@@ -127,7 +127,7 @@ final class Settling {
    * holder's. A read that fails leaves the address uncertain for the next round.
    */
   void settle(Duration after) {
-    for (Ledger.Uncertain u : ledger.uncertainFor(after)) {
+    for (Uncertain u : ledger.uncertainFor(after)) {
       try {
         attachmentLocks.with(u.wanted().attachment(), () -> settleOne(u));
       } catch (RuntimeException e) {
@@ -136,7 +136,7 @@ final class Settling {
     }
   }
 
-  private Void settleOne(Ledger.Uncertain u) {
+  private Void settleOne(Uncertain u) {
     Optional<Lease> found = store.readAddress(u.wanted());
     if (found.isEmpty()) {
       log.info("settled {} of pool {}: no object holds it", u.wanted().ip(), u.wanted().pool());

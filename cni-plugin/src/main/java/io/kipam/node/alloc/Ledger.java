@@ -57,7 +57,7 @@ public final class Ledger {
   private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
   private final Map<ObjectRef, Instant> firstSeen = new HashMap<>();
   private final Map<ObjectRef, Instant> tombstones = new LinkedHashMap<>();
-  private final Map<ObjectRef, ForeignObject> foreign = new LinkedHashMap<>();
+  private final ForeignObjects foreign = new ForeignObjects(MAX_TOMBSTONES);
   private final Set<AddressKey> reserved = new HashSet<>();
   private final UncertainWrites uncertain = new UncertainWrites();
   private final RestingAddresses resting = new RestingAddresses();
@@ -68,20 +68,6 @@ public final class Ledger {
   @FunctionalInterface
   public interface ReleaseListener {
     void released(String pool, IpAddress ip, Instant at);
-  }
-
-  /**
-   * An IPAddress object of another node (or of no node) that a fresh read found holding a name this
-   * node wanted: no watch of this node tells when it goes, so it is read again now and then.
-   */
-  private static final class ForeignObject {
-    final Lease lease;
-    Instant checked;
-
-    ForeignObject(Lease lease, Instant checked) {
-      this.lease = lease;
-      this.checked = checked;
-    }
   }
 
   /** An attachment's claim on a pool: at most one address each. */
@@ -267,7 +253,7 @@ public final class Ledger {
    */
   public synchronized void objectGone(AddressKey address, ObjectRef ref) {
     tombstones.remove(ref);
-    foreign.remove(ref);
+    foreign.gone(ref);
     firstSeen.remove(ref);
     Set<ObjectRef> bad = unreadable.get(address);
     if (bad != null && bad.remove(ref) && bad.isEmpty()) {
@@ -328,41 +314,24 @@ public final class Ledger {
             objects ->
                 objects.forEach(
                     (ref, lease) -> {
-                      if (!foreign.containsKey(ref)) {
+                      if (!foreign.contains(ref)) {
                         all.add(lease);
                       }
                     }));
     return all;
   }
 
-  /**
-   * A fresh read found {@code lease}'s object, which is not this node's (another node's, or written
-   * by hand), holding an address this node wanted: the address is taken while it exists. This
-   * node's watches never tell when it goes, so {@link #foreignDue} returns it for another read now
-   * and then, and {@link #objectGone} ends it.
-   */
+  /** A fresh read found another node's object holding an address: see {@link ForeignObjects}. */
   public synchronized void foreignSeen(Lease lease) {
     leaseSeen(lease);
-    if (holders.getOrDefault(lease.address(), Map.of()).containsKey(lease.object())
-        && (foreign.containsKey(lease.object()) || foreign.size() < MAX_TOMBSTONES)) {
-      foreign.put(lease.object(), new ForeignObject(lease, clock.instant()));
+    if (holders.getOrDefault(lease.address(), Map.of()).containsKey(lease.object())) {
+      foreign.seen(lease, clock.instant());
     }
   }
 
-  /**
-   * The foreign objects (see {@link #foreignSeen}) last read {@code every} ago or longer, marked as
-   * read now.
-   */
+  /** The foreign objects due for another read: {@link ForeignObjects#due}. */
   public synchronized List<Lease> foreignDue(Duration every) {
-    Instant now = clock.instant();
-    List<Lease> due = new ArrayList<>();
-    for (ForeignObject f : foreign.values()) {
-      if (!f.checked.plus(every).isAfter(now)) {
-        f.checked = now;
-        due.add(f.lease);
-      }
-    }
-    return due;
+    return foreign.due(every, clock.instant());
   }
 
   /**

@@ -51,7 +51,6 @@ public final class Ledger {
   private final NodeBlocks blocks = new NodeBlocks();
   private final SharedSlots shared = new SharedSlots();
   private final Set<AddressKey> subClaimsInDoubt = new HashSet<>();
-  private final Map<String, Duration> reuseDelays = new HashMap<>();
   private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
   private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
   private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
@@ -202,12 +201,11 @@ public final class Ledger {
    * has rested that long.
    */
   public synchronized void poolSeen(String pool, Duration reuseDelay) {
-    reuseDelays.put(pool, reuseDelay);
-    resting.noteDelay(reuseDelay);
+    resting.poolSeen(pool, reuseDelay);
   }
 
   public synchronized void poolGone(String pool) {
-    reuseDelays.remove(pool);
+    resting.poolGone(pool);
   }
 
   /**
@@ -372,8 +370,7 @@ public final class Ledger {
    * released counts as longest ago). Blocks too large to scan are probed at random.
    */
   public synchronized Optional<Pick> reserveFree(PoolView pool, Random random) {
-    resting.noteDelay(pool.reuseDelay());
-    reuseDelays.put(pool.name(), pool.reuseDelay());
+    resting.poolSeen(pool.name(), pool.reuseDelay());
     Instant now = clock.instant();
     PoolLayout layout = pool.layout();
     List<Cidr> open = new ArrayList<>();
@@ -499,7 +496,9 @@ public final class Ledger {
    */
   public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
     NodeBlocks.Own own = blocks.get(pool, block);
-    return synced && own != null && blocks.retireIfIdle(own, inUse(), restingNow())
+    return synced
+            && own != null
+            && blocks.retireIfIdle(own, inUse(), resting.restingAt(clock.instant()))
         ? Optional.of(own.ref())
         : Optional.empty();
   }
@@ -510,21 +509,7 @@ public final class Ledger {
    * synced: a block whose address has not reached it yet would look empty.
    */
   public synchronized List<BlockRef> blocksToDelete() {
-    return synced ? blocks.toDelete(inUse(), restingNow()) : List.of();
-  }
-
-  /**
-   * Whether an address still rests after its release. For a pool whose reuse delay is not known
-   * yet, any remembered release may still be resting.
-   */
-  private Predicate<AddressKey> restingNow() {
-    Instant now = clock.instant();
-    return address -> {
-      Duration delay = reuseDelays.get(address.pool());
-      return delay == null
-          ? !resting.releasedAt(address).equals(Instant.EPOCH)
-          : resting.resting(address, delay, now);
-    };
+    return synced ? blocks.toDelete(inUse(), resting.restingAt(clock.instant())) : List.of();
   }
 
   /**
@@ -547,14 +532,7 @@ public final class Ledger {
   }
 
   private Set<AddressKey> restingAddresses() {
-    Predicate<AddressKey> restingNow = restingNow();
-    Set<AddressKey> rest = new HashSet<>();
-    for (AddressKey address : resting.remembered()) {
-      if (restingNow.test(address)) {
-        rest.add(address);
-      }
-    }
-    return rest;
+    return resting.allRestingAt(clock.instant());
   }
 
   /**

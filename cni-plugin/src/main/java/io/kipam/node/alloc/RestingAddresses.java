@@ -3,14 +3,18 @@ package io.kipam.node.alloc;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
- * When each address was last released, for the reuse delay and for "least recently released first".
- * Bounded: an entry older than the longest reuse delay in use tells nothing a missing entry does
- * not ("released long ago"), so such entries are dropped as releases come in. Not thread-safe; the
- * {@link Ledger} calls it under its monitor.
+ * When each address was last released, for the reuse delay and for "least recently released first",
+ * and each pool's reuse delay as the pool watch (or an allocation) last showed it: an address rests
+ * after its release until its pool's reuse delay has passed. Bounded: an entry older than the
+ * longest reuse delay in use tells nothing a missing entry does not ("released long ago"), so such
+ * entries are dropped as releases come in. Not thread-safe; the {@link Ledger} calls it under its
+ * monitor.
  */
 final class RestingAddresses {
 
@@ -18,6 +22,7 @@ final class RestingAddresses {
   private static final int PRUNE_EVERY = 1024;
 
   private final Map<AddressKey, Instant> releasedAt = new HashMap<>();
+  private final Map<String, Duration> reuseDelays = new HashMap<>();
   private Duration longestDelay = Duration.ZERO;
   private boolean delayKnown;
   private int sincePrune;
@@ -27,6 +32,45 @@ final class RestingAddresses {
     if (++sincePrune >= PRUNE_EVERY) {
       prune(at);
     }
+  }
+
+  /**
+   * A pool's reuse delay, from the pool watch or the pool an allocation reads: a host-prefix block
+   * goes back only once its address has rested that long.
+   */
+  void poolSeen(String pool, Duration reuseDelay) {
+    reuseDelays.put(pool, reuseDelay);
+    noteDelay(reuseDelay);
+  }
+
+  /** The pool is gone: its addresses rest as long as any remembered release may (see below). */
+  void poolGone(String pool) {
+    reuseDelays.remove(pool);
+  }
+
+  /**
+   * Whether an address still rests at {@code now} after its release. For a pool whose reuse delay
+   * is not known yet, any remembered release may still be resting.
+   */
+  Predicate<AddressKey> restingAt(Instant now) {
+    return address -> {
+      Duration delay = reuseDelays.get(address.pool());
+      return delay == null
+          ? !releasedAt(address).equals(Instant.EPOCH)
+          : resting(address, delay, now);
+    };
+  }
+
+  /** Every remembered address that still rests at {@code now}, as {@link #restingAt} tells. */
+  Set<AddressKey> allRestingAt(Instant now) {
+    Predicate<AddressKey> restingNow = restingAt(now);
+    Set<AddressKey> rest = new HashSet<>();
+    for (AddressKey address : remembered()) {
+      if (restingNow.test(address)) {
+        rest.add(address);
+      }
+    }
+    return rest;
   }
 
   /** Notes a pool's reuse delay, so entries are kept as long as some pool needs them. */

@@ -583,17 +583,9 @@ public final class Ledger {
     }
   }
 
-  /** One of this node's blocks and how many of its addresses are taken. */
-  public record BlockUsage(BlockObject block, long allocated) {}
-
-  /**
-   * How many addresses each of this node's blocks has taken: held by an IPAddress object (readable
-   * or not), of uncertain state, or being written. An allocation being written counts: in
-   * host-prefix mode it is all a fresh block holds, and a count of 0 would let the operator ask for
-   * the block as idle. A write that fails is taken off the count at the next report.
-   */
+  /** How many addresses each of this node's blocks has taken: see {@link BlockUsage}. */
   public synchronized List<BlockUsage> blockUsage() {
-    return blocks.usage(inUse());
+    return BlockUsage.of(blocks, inUse());
   }
 
   private Set<AddressKey> inUse() {

@@ -321,22 +321,6 @@ final class NodeBlocks {
     }
   }
 
-  /** How many addresses of {@code taken} each block holds. */
-  List<Ledger.BlockUsage> usage(Set<AddressKey> taken) {
-    Map<BlockRef, Long> counts = new HashMap<>();
-    for (AddressKey key : taken) {
-      Own own = containing(key);
-      if (own != null) {
-        counts.merge(own.ref(), 1L, Long::sum);
-      }
-    }
-    List<Ledger.BlockUsage> usage = new ArrayList<>();
-    for (Own own : all()) {
-      usage.add(new Ledger.BlockUsage(own.object, counts.getOrDefault(own.ref(), 0L)));
-    }
-    return usage;
-  }
-
   private static int count(BlockRef ref, Set<AddressKey> addresses) {
     int n = 0;
     for (AddressKey key : addresses) {

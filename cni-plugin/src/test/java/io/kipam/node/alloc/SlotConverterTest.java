@@ -92,11 +92,11 @@ class SlotConverterTest {
     converter.convert();
     converter.convert();
 
-    List<Ledger.BlockUsage> usage = a.ledger.blockUsage();
+    List<BlockUsage> usage = a.ledger.blockUsage();
     assertThat(usage)
         .filteredOn(u -> u.block().ref().equals(slot))
         .singleElement()
-        .extracting(Ledger.BlockUsage::allocated)
+        .extracting(BlockUsage::allocated)
         .isEqualTo(0L);
     assertThat(usage)
         .filteredOn(u -> u.block().ref().hostPrefix())

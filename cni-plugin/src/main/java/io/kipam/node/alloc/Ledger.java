@@ -544,43 +544,18 @@ public final class Ledger {
   }
 
   /**
-   * The conversions to carry out now: this node's slots whose {@code status.share} the block watch
-   * has shown and whose {@code status.mode} is not Shared yet. Such a slot is closed since the
-   * request was seen, so {@code missing} can only shrink. None before the ledger has synced: an
-   * address held in the slot may not have reached it yet.
+   * The conversions to carry out now ({@link SlotConversions#pending}); none before the ledger has
+   * synced, as an address held in a slot may not have reached it yet.
    */
   public synchronized List<Conversion> pendingConversions() {
-    if (!synced) {
-      return List.of();
-    }
-    List<NodeBlocks.Own> converting = blocks.converting();
-    if (converting.isEmpty()) {
-      return List.of();
-    }
-    Set<AddressKey> wanted = inUse();
-    wanted.addAll(restingAddresses());
-    List<BlockObject> slots = new ArrayList<>();
-    converting.forEach(slot -> slots.add(slot.object));
-    return Conversion.plan(slots, wanted, this::covered);
+    return synced
+        ? SlotConversions.pending(blocks, shared, this::inUse, this::restingAddresses)
+        : List.of();
   }
 
-  /** Whether a sub-claim this node holds (not retiring), or anyone's it knows of, covers it. */
-  private boolean covered(AddressKey address) {
-    NodeBlocks.Own host =
-        blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
-    return host != null ? !host.retiring : shared.subClaimed(address);
-  }
-
-  /**
-   * A conversion created the sub-claim {@code ref} of one address of a slot of this node: it is
-   * this node's like any sub-claim, and goes back once its address is neither used nor resting (it
-   * may have been taken for an allocation that then failed).
-   */
+  /** A conversion created the sub-claim {@code ref}: {@link SlotConversions#subClaimed}. */
   public synchronized void conversionSubClaimed(BlockRef ref) {
-    NodeBlocks.Own own = blocks.claimed(ref);
-    if (own != null) {
-      own.giveBack = true;
-    }
+    SlotConversions.subClaimed(blocks, ref);
   }
 
   /** How many addresses each of this node's blocks has taken: see {@link BlockUsage}. */

@@ -1,0 +1,60 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Which of this node's slots are to be converted to Shared now, and what each still has to
+ * sub-claim; and how a sub-claim a conversion made is recorded. It holds no state: the {@link
+ * Ledger} calls it under its monitor with its blocks, the sub-claims it knows and the addresses it
+ * holds or might hold.
+ */
+final class SlotConversions {
+
+  private SlotConversions() {}
+
+  /**
+   * The conversions to carry out now: this node's slots whose {@code status.share} the block watch
+   * has shown and whose {@code status.mode} is not Shared yet, each with the addresses of {@code
+   * inUse} or {@code resting} inside it that no sub-claim {@link #covered covers}. Such a slot is
+   * closed since the request was seen, so {@code missing} can only shrink. The address sets are
+   * only asked for when some slot is converting.
+   */
+  static List<Conversion> pending(
+      NodeBlocks blocks,
+      SharedSlots shared,
+      Supplier<Set<AddressKey>> inUse,
+      Supplier<Set<AddressKey>> resting) {
+    List<NodeBlocks.Own> converting = blocks.converting();
+    if (converting.isEmpty()) {
+      return List.of();
+    }
+    Set<AddressKey> wanted = inUse.get();
+    wanted.addAll(resting.get());
+    List<BlockObject> slots = new ArrayList<>();
+    converting.forEach(slot -> slots.add(slot.object));
+    return Conversion.plan(slots, wanted, address -> covered(blocks, shared, address));
+  }
+
+  /** Whether a sub-claim this node holds (not retiring), or anyone's it knows of, covers it. */
+  static boolean covered(NodeBlocks blocks, SharedSlots shared, AddressKey address) {
+    NodeBlocks.Own host =
+        blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
+    return host != null ? !host.retiring : shared.subClaimed(address);
+  }
+
+  /**
+   * A conversion created the sub-claim {@code ref} of one address of a slot of this node: it is
+   * this node's like any sub-claim, and goes back once its address is neither used nor resting (it
+   * may have been taken for an allocation that then failed). Nothing, when it is known gone.
+   */
+  static void subClaimed(NodeBlocks blocks, BlockRef ref) {
+    NodeBlocks.Own own = blocks.claimed(ref);
+    if (own != null) {
+      own.giveBack = true;
+    }
+  }
+}

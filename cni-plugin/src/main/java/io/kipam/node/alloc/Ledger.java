@@ -513,20 +513,14 @@ public final class Ledger {
   }
 
   /**
-   * Every pending release request ({@code Requested}, as the block watch last showed it) of this
-   * node's blocks, decided: {@link ReleaseDecision#ready} when nothing in the block is held,
-   * reserved, uncertain or resting. Such a block is closed since its request was seen and stays
-   * closed until its status says otherwise, so no allocation slips in between this decision and the
-   * answer's write, which carries the resourceVersion decided on.
+   * Every pending release request of this node's blocks, decided: {@link
+   * NodeBlocks#pendingReleases}.
    */
   public synchronized List<ReleaseDecision> pendingReleases() {
     return blocks.pendingReleases(this::inUse, this::restingAddresses);
   }
 
-  /**
-   * This node's blocks that have carried a Ready answer for {@code abandonAfter} or longer (this
-   * node's clock) without being deleted: the operator has not come back to the round.
-   */
+  /** This node's blocks Ready for {@code abandonAfter} or longer: {@link NodeBlocks#readySince}. */
   public synchronized List<BlockObject> abandonedReleases(Duration abandonAfter) {
     return blocks.readySince(clock.instant().minus(abandonAfter));
   }
@@ -535,10 +529,7 @@ public final class Ledger {
     return resting.allRestingAt(clock.instant());
   }
 
-  /**
-   * The answer to {@code decided}'s request was written as {@code written}: recorded unless the
-   * block watch has shown a newer state already.
-   */
+  /** The answer to {@code decided}'s request was written: {@link NodeBlocks#answered}. */
   public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
     blocks.answered(decided, written, clock.instant());
   }

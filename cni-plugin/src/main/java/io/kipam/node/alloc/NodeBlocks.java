@@ -283,8 +283,13 @@ final class NodeBlocks {
   }
 
   /**
-   * The blocks whose release is Requested, each with how many addresses of {@code used} it has and
-   * how many of {@code resting}.
+   * Every pending release request ({@code Requested}, as the block watch last showed it) of this
+   * node's blocks, decided: each with how many addresses of {@code used} (held, reserved, uncertain
+   * or unreadable) it has and how many of {@code resting}, so {@link ReleaseDecision#ready} when
+   * neither. Such a block is closed since its request was seen and stays closed until its status
+   * says otherwise, so no allocation slips in between this decision and the answer's write, which
+   * carries the resourceVersion decided on. The address sets are only asked for when some release
+   * is pending.
    */
   List<ReleaseDecision> pendingReleases(
       Supplier<Set<AddressKey>> used, Supplier<Set<AddressKey>> resting) {
@@ -302,7 +307,10 @@ final class NodeBlocks {
     return pending;
   }
 
-  /** This node's blocks that have carried a Ready answer since {@code cutoff} or longer. */
+  /**
+   * This node's blocks that have carried a Ready answer since {@code cutoff} or earlier (this
+   * node's clock) without being deleted: the operator has not come back to the round.
+   */
   List<BlockObject> readySince(Instant cutoff) {
     List<BlockObject> stale = new ArrayList<>();
     for (Own own : all()) {
@@ -313,7 +321,10 @@ final class NodeBlocks {
     return stale;
   }
 
-  /** Records a written answer unless the watch has shown a newer state than the one decided on. */
+  /**
+   * The answer to {@code decided}'s request was written as {@code written}: recorded (at {@code
+   * now}) unless the block watch has shown a newer state than the one decided on already.
+   */
   void answered(BlockObject decided, BlockObject written, Instant now) {
     Own own = get(decided.ref());
     if (own != null && own.object.equals(decided)) {

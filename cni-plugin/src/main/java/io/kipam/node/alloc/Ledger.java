@@ -2,23 +2,18 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.PoolLayout;
 import io.kipam.cni.spec.Attachment;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.Predicate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One node's record of its allocations: the blocks it holds, the blocks anyone holds, every
@@ -26,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * flight, the addresses whose state is uncertain, and when each address was last released. It is
  * fed by the node's watches and by the allocator's own writes, and is the only mutable state of
  * allocation; every method holds its monitor, so a pick and its reservation are atomic, while API
- * calls happen outside it.
+ * calls happen outside it. The records it keeps do no locking of their own: only it calls them.
  *
  * <p>The rule that keeps one holder per address across namespaces: an address is free only when no
  * object this node knows of holds it, no allocation is writing it, no write of it has an unknown
@@ -35,28 +30,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class Ledger {
 
-  private static final Logger log = LoggerFactory.getLogger(Ledger.class);
-
-  /**
-   * How long, and how many, objects this node deleted are remembered, so a late watch event cannot
-   * revive one. The watch's own delete event ends each one within moments; the bounds only matter
-   * while the watch is away.
-   */
-  static final Duration TOMBSTONE_TTL = Duration.ofMinutes(10);
-
-  static final int MAX_TOMBSTONES = 4096;
-
   private final String node;
   private final Clock clock;
   private final NodeBlocks blocks = new NodeBlocks();
   private final SharedSlots shared = new SharedSlots();
   private final Set<AddressKey> subClaimsInDoubt = new HashSet<>();
-  private final Map<AddressKey, Map<ObjectRef, Lease>> holders = new HashMap<>();
-  private final Map<AddressKey, Set<ObjectRef>> unreadable = new HashMap<>();
-  private final Map<AttachmentKey, Lease> byAttachment = new HashMap<>();
-  private final Map<ObjectRef, Instant> firstSeen = new HashMap<>();
-  private final Map<ObjectRef, Instant> tombstones = new LinkedHashMap<>();
-  private final ForeignObjects foreign = new ForeignObjects(MAX_TOMBSTONES);
+  private final AddressObjects objects = new AddressObjects();
+  private final ForeignObjects foreign = new ForeignObjects(AddressObjects.MAX_TOMBSTONES);
   private final Set<AddressKey> reserved = new HashSet<>();
   private final UncertainWrites uncertain = new UncertainWrites();
   private final RestingAddresses resting = new RestingAddresses();
@@ -69,8 +49,8 @@ public final class Ledger {
     void released(String pool, IpAddress ip, Instant at);
   }
 
-  /** An attachment's claim on a pool: at most one address each. */
-  private record AttachmentKey(String pool, Attachment attachment) {}
+  /** A reserved address and the block it is in. */
+  public record Pick(Cidr block, IpAddress ip) {}
 
   public Ledger(String node, Clock clock) {
     this.node = node;
@@ -98,30 +78,24 @@ public final class Ledger {
   }
 
   /**
-   * The node's block watch shows one of this node's blocks. Its release state takes effect at once:
-   * from this moment nothing is allocated from a block kipam-operator is releasing ({@code
-   * Requested} or {@code Ready}), until its status says otherwise. A host-prefix block seen before
-   * the ledger has synced is checked once whether it should go back (its address may have gone
-   * while no daemon ran).
+   * The node's block watch shows one of this node's blocks ({@link NodeBlocks#seen}). A host-prefix
+   * block seen before the ledger has synced, or whose sub-claim was in doubt, goes back once idle
+   * (its address may have gone while no daemon ran).
    */
   public synchronized void ownBlockSeen(BlockObject object) {
     NodeBlocks.Own own = blocks.seen(object, clock.instant());
-    if (own == null || !object.ref().hostPrefix()) {
-      return;
-    }
-    AddressKey address = new AddressKey(object.ref().pool(), object.ref().cidr().network());
-    if (!synced || subClaimsInDoubt.remove(address)) {
+    if (own != null
+        && object.ref().hostPrefix()
+        && (!synced
+            || subClaimsInDoubt.remove(
+                new AddressKey(object.ref().pool(), object.ref().cidr().network())))) {
       own.giveBack = true;
     }
   }
 
-  /**
-   * The create of the sub-claim of {@code ip} may have happened (its answer was lost) and the ADD
-   * that made it failed: if the node's block watch brings it, it goes back once its address is
-   * neither used nor resting.
-   */
+  /** The sub-claim create of {@code ip} of a failed ADD may have happened: it goes back if seen. */
   public synchronized void subClaimInDoubt(String pool, IpAddress ip) {
-    if (subClaimsInDoubt.size() < MAX_TOMBSTONES) {
+    if (subClaimsInDoubt.size() < AddressObjects.MAX_TOMBSTONES) {
       subClaimsInDoubt.add(new AddressKey(pool, ip));
     }
   }
@@ -131,42 +105,26 @@ public final class Ledger {
     blocks.claimed(ref);
   }
 
-  /**
-   * The block object {@code ref} is gone (deleted by this node or another writer, as a watch or
-   * this node's own delete tells). Nothing that arrives late brings it back: a watch event from
-   * before the delete, or the answer to this node's claim of it. A late event about an earlier
-   * object of the same name changes nothing of the block this node holds now.
-   */
+  /** The block object {@code ref} is gone: {@link NodeBlocks#gone} and {@link SharedSlots#gone}. */
   public synchronized void blockGone(BlockRef ref) {
     blocks.gone(ref);
     shared.gone(ref);
   }
 
-  /**
-   * A slot of {@code pool} (any node's, or no node's), from the pool's block watch: {@code shared}
-   * when its {@code status.mode} is Shared or it has no {@code spec.node}; {@code deleting} when it
-   * has a deletionTimestamp.
-   */
+  /** A slot of {@code pool} from the pool's block watch: {@link SharedSlots#slotSeen}. */
   public synchronized void slotSeen(
       String pool, Cidr slot, String uid, boolean sharedSlot, boolean deleting) {
     blocks.take(pool, slot);
     shared.slotSeen(pool, new SharedSlots.Slot(slot, uid, sharedSlot, deleting));
   }
 
-  /**
-   * A sub-claim of {@code pool} (any node's) of the address {@code host}, under the slot named
-   * {@code parent}, from the pool's block watch: its address is taken for every node, whatever this
-   * node knows of the parent.
-   */
+  /** A sub-claim of {@code host} from the pool's block watch: {@link SharedSlots#subClaimSeen}. */
   public synchronized void subClaimSeen(String pool, Cidr host, String uid, String parent) {
     blocks.take(pool, host);
     shared.subClaimSeen(new AddressKey(pool, host.network()), uid, parent);
   }
 
-  /**
-   * A fresh read found {@code slot} gone, being deleted or not Shared: nothing more is sub-claimed
-   * in it until the pool's block watch shows it Shared again.
-   */
+  /** A fresh read found {@code slot} not usable: {@link SharedSlots#unusable}. */
   public synchronized void slotUnusable(String pool, Cidr slot) {
     shared.unusable(pool, slot);
   }
@@ -176,30 +134,7 @@ public final class Ledger {
     shared.subClaimTaken(new AddressKey(pool, ip));
   }
 
-  /**
-   * Picks a free address of a slot of {@code pool} this node sees as Shared (and not being
-   * deleted), at random, and reserves it: not sub-claimed by anyone, and free as {@link
-   * #reserveFree} means it. The caller then sub-claims it.
-   */
-  public synchronized Optional<Pick> reserveShared(PoolView pool, Random random) {
-    Instant now = clock.instant();
-    List<Cidr> slots = new ArrayList<>();
-    shared.usable(pool.name(), pool.layout().blockSize()).forEach(slot -> slots.add(slot.cidr()));
-    return reserve(pool, PickStrategy.atRandom(pool.layout(), slots, free(pool, now), random));
-  }
-
-  /**
-   * How many slots of {@code pool} nobody holds, counted up to {@code cap}: the rule that claims a
-   * slot Shared from birth compares it with the pool's number of Nodes.
-   */
-  public synchronized int unclaimedCount(PoolView pool, int cap) {
-    return SlotCandidates.unclaimedCount(pool.layout(), block -> taken(pool.name(), block), cap);
-  }
-
-  /**
-   * A pool's reuse delay, from the pool watch: a host-prefix block goes back only once its address
-   * has rested that long.
-   */
+  /** A pool's reuse delay, from the pool watch: {@link RestingAddresses#poolSeen}. */
   public synchronized void poolSeen(String pool, Duration reuseDelay) {
     resting.poolSeen(pool, reuseDelay);
   }
@@ -208,75 +143,23 @@ public final class Ledger {
     resting.poolGone(pool);
   }
 
-  /**
-   * An IPAddress object exists (from a watch, a fresh read, or this node's own create). Objects
-   * this node has deleted itself are not brought back by a late event.
-   */
+  /** An IPAddress object exists: {@link AddressObjects#seen}. */
   public synchronized void leaseSeen(Lease lease) {
-    ObjectRef ref = lease.object();
-    if (tombstones.containsKey(ref)) {
-      return;
-    }
-    firstSeen.putIfAbsent(ref, clock.instant());
-    Map<ObjectRef, Lease> objects =
-        holders.computeIfAbsent(lease.address(), k -> new LinkedHashMap<>());
-    objects.put(ref, lease);
-    if (objects.size() > 1) {
-      log.error(
-          "address {} of pool {} is held by {} IPAddress objects: {}; it stays taken until all"
-              + " but one are gone",
-          lease.ip(),
-          lease.pool(),
-          objects.size(),
-          objects.keySet());
-    }
-    AttachmentKey key = new AttachmentKey(lease.pool(), lease.attachment());
-    Lease current = byAttachment.get(key);
-    if (current == null || current.object().equals(ref)) {
-      byAttachment.put(key, lease);
-    }
+    objects.seen(lease, clock.instant());
   }
 
-  /**
-   * An IPAddress object exists whose content this node cannot read, but whose name tells the
-   * address: the address stays taken while it exists.
-   */
+  /** An IPAddress object this node cannot read holds {@code address} while it exists. */
   public synchronized void unreadableSeen(AddressKey address, ObjectRef ref) {
-    unreadable.computeIfAbsent(address, k -> new HashSet<>()).add(ref);
+    objects.unreadableSeen(address, ref);
   }
 
   /**
-   * The IPAddress object {@code ref} is gone (deleted by kipam, or by the garbage collector with
-   * its pod). Only that object's record changes; an address rests once its last holder is gone.
+   * The object {@code ref} is gone ({@link AddressObjects#gone}); a last holder's address rests.
    */
   public synchronized void objectGone(AddressKey address, ObjectRef ref) {
-    tombstones.remove(ref);
     foreign.gone(ref);
-    firstSeen.remove(ref);
-    Set<ObjectRef> bad = unreadable.get(address);
-    if (bad != null && bad.remove(ref) && bad.isEmpty()) {
-      unreadable.remove(address);
-    }
-    Map<ObjectRef, Lease> objects = holders.get(address);
-    Lease gone = objects == null ? null : objects.remove(ref);
-    if (gone == null) {
-      return;
-    }
-    AttachmentKey key = new AttachmentKey(gone.pool(), gone.attachment());
-    Lease current = byAttachment.get(key);
-    if (current != null && current.object().equals(ref)) {
-      byAttachment.remove(key);
-    }
-    if (objects.isEmpty()) {
-      holders.remove(address);
-      if (!uncertain.contains(address)) {
-        rest(address);
-      }
-    } else if (!byAttachment.containsKey(key)) {
-      objects.values().stream()
-          .filter(l -> l.attachment().equals(gone.attachment()))
-          .findFirst()
-          .ifPresent(l -> byAttachment.put(key, l));
+    if (objects.gone(address, ref) && !uncertain.contains(address)) {
+      rest(address);
     }
   }
 
@@ -291,38 +174,25 @@ public final class Ledger {
   // ---- used by the allocator ----
 
   public synchronized Optional<Lease> leaseOf(String pool, Attachment attachment) {
-    return Optional.ofNullable(byAttachment.get(new AttachmentKey(pool, attachment)));
+    return objects.leaseOf(pool, attachment);
   }
 
   /**
-   * Whether this node has known {@code lease}'s object for at least {@code age}; after a restart,
-   * ages count from the restart, which only makes garbage collection more careful.
+   * Whether this node has known {@code lease}'s object for {@code age}: see {@link AddressObjects}.
    */
   public synchronized boolean olderThan(Lease lease, Duration age) {
-    Instant seen = firstSeen.get(lease.object());
-    return seen != null && !seen.plus(age).isAfter(clock.instant());
+    return objects.olderThan(lease.object(), age, clock.instant());
   }
 
   /** Every readable IPAddress object of this node (not the foreign ones it has met). */
   public synchronized List<Lease> leases() {
-    List<Lease> all = new ArrayList<>();
-    holders
-        .values()
-        .forEach(
-            objects ->
-                objects.forEach(
-                    (ref, lease) -> {
-                      if (!foreign.contains(ref)) {
-                        all.add(lease);
-                      }
-                    }));
-    return all;
+    return objects.leases(foreign::contains);
   }
 
   /** A fresh read found another node's object holding an address: see {@link ForeignObjects}. */
   public synchronized void foreignSeen(Lease lease) {
     leaseSeen(lease);
-    if (holders.getOrDefault(lease.address(), Map.of()).containsKey(lease.object())) {
+    if (objects.holds(lease)) {
       foreign.seen(lease, clock.instant());
     }
   }
@@ -332,11 +202,7 @@ public final class Ledger {
     return foreign.due(every, clock.instant());
   }
 
-  /**
-   * The address of {@code lease} is about to be released by this node: its release is recorded (for
-   * the reuse delay, across a restart) before the write that frees it, so no restart between the
-   * two can lose it.
-   */
+  /** {@code lease}'s address is about to be released: recorded before the write that frees it. */
   public synchronized void releasing(Lease lease) {
     Instant now = clock.instant();
     resting.rest(lease.address(), now);
@@ -347,51 +213,52 @@ public final class Ledger {
     return blocks.cidrs(pool);
   }
 
-  /**
-   * This node's Exclusive slots of {@code pool} (its blocks at the pool's block size, no sub-claim,
-   * none it converted to Shared: those are no longer its own to allocate in).
-   */
+  /** This node's Exclusive slots of {@code pool}: {@link NodeBlocks#exclusiveSlots}. */
   public synchronized int ownSlots(PoolView pool) {
-    int n = 0;
-    for (NodeBlocks.Own own : blocks.of(pool.name())) {
-      boolean slot = own.ref().cidr().prefixLength() == pool.layout().blockSize();
-      n += slot && !own.object.shared() ? 1 : 0;
-    }
-    return n;
+    return blocks.exclusiveSlots(pool.name(), pool.layout().blockSize());
   }
 
   public synchronized boolean taken(String pool, Cidr block) {
     return blocks.taken(pool, block);
   }
 
+  /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
+  public synchronized List<Cidr> unclaimedBlocks(PoolView pool, Random random, int limit) {
+    return SlotCandidates.unclaimed(
+        pool.layout(), block -> taken(pool.name(), block), random, limit);
+  }
+
+  /** How many slots of {@code pool} nobody holds, up to {@code cap}: {@link SlotCandidates}. */
+  public synchronized int unclaimedCount(PoolView pool, int cap) {
+    return SlotCandidates.unclaimedCount(pool.layout(), block -> taken(pool.name(), block), cap);
+  }
+
   /**
-   * Picks a free address in this node's blocks of {@code pool} and reserves it: not held, not
-   * reserved, not uncertain, not resting after a release; the least recently released first (never
-   * released counts as longest ago). Blocks too large to scan are probed at random.
+   * Picks a free address in this node's open blocks of {@code pool} and reserves it: the least
+   * recently released first ({@link PickStrategy#leastRecentlyReleased}).
    */
   public synchronized Optional<Pick> reserveFree(PoolView pool, Random random) {
     resting.poolSeen(pool.name(), pool.reuseDelay());
-    Instant now = clock.instant();
-    PoolLayout layout = pool.layout();
-    List<Cidr> open = new ArrayList<>();
-    for (NodeBlocks.Own own : blocks.of(pool.name())) {
-      Cidr block = own.ref().cidr();
-      // A block of another geometry (an earlier pool of the same name, not yet collected) or one
-      // being released is not allocated from.
-      if (own.open()
-          && block.prefixLength() == layout.blockSize()
-          && layout.cidr().contains(block)) {
-        open.add(block);
-      }
-    }
-    return reserve(
-        pool,
+    List<Cidr> open = blocks.openBlocks(pool.name(), pool.layout());
+    Predicate<IpAddress> free = free(pool, clock.instant());
+    Optional<Pick> pick =
         PickStrategy.leastRecentlyReleased(
-            layout,
+            pool.layout(),
             open,
-            free(pool, now),
+            free,
             ip -> resting.releasedAt(new AddressKey(pool.name(), ip)),
-            random));
+            random);
+    return reserve(pool, pick);
+  }
+
+  /** Picks a free address of a usable Shared slot of {@code pool} at random, and reserves it. */
+  public synchronized Optional<Pick> reserveShared(PoolView pool, Random random) {
+    Predicate<IpAddress> free = free(pool, clock.instant());
+    List<Cidr> slots =
+        shared.usable(pool.name(), pool.layout().blockSize()).stream()
+            .map(SharedSlots.Slot::cidr)
+            .toList();
+    return reserve(pool, PickStrategy.atRandom(pool.layout(), slots, free, random));
   }
 
   private Optional<Pick> reserve(PoolView pool, Optional<Pick> pick) {
@@ -399,17 +266,16 @@ public final class Ledger {
     return pick;
   }
 
+  /** Not held, reserved, uncertain, sub-claimed, nor resting after a release. */
   private Predicate<IpAddress> free(PoolView pool, Instant now) {
-    return ip -> isFree(new AddressKey(pool.name(), ip), pool, now);
-  }
-
-  private boolean isFree(AddressKey key, PoolView pool, Instant now) {
-    return !holders.containsKey(key)
-        && !reserved.contains(key)
-        && !uncertain.contains(key)
-        && !unreadable.containsKey(key)
-        && !shared.subClaimed(key)
-        && !resting.resting(key, pool.reuseDelay(), now);
+    return ip -> {
+      AddressKey key = new AddressKey(pool.name(), ip);
+      return !objects.taken(key)
+          && !reserved.contains(key)
+          && !uncertain.contains(key)
+          && !shared.subClaimed(key)
+          && !resting.resting(key, pool.reuseDelay(), now);
+    };
   }
 
   /** The allocation of a reserved address is written: it becomes a lease. */
@@ -418,11 +284,7 @@ public final class Ledger {
     leaseSeen(lease);
   }
 
-  /**
-   * The allocation of a reserved address certainly did not happen: the address is free again. A
-   * sub-claim this node holds of it (one a conversion made while the allocation was in flight) goes
-   * back once the address is neither used nor resting.
-   */
+  /** The allocation of a reserved address certainly did not happen: it is free again. */
   public synchronized void unreserve(AddressKey address) {
     reserved.remove(address);
     blocks.giveBackHost(address);
@@ -446,40 +308,25 @@ public final class Ledger {
     return uncertain.since(clock.instant().minus(age));
   }
 
-  /**
-   * A fresh read settled an uncertain address: whatever object holds it has been recorded with
-   * {@link #leaseSeen}; with none, the address rests like any released one.
-   */
+  /** A fresh read settled {@code u}: with no object holding it, the address rests. */
   public synchronized void settled(Uncertain u) {
-    if (uncertain.settled(u) && !holders.containsKey(u.wanted().address())) {
+    if (uncertain.settled(u) && !objects.held(u.wanted().address())) {
       rest(u.wanted().address());
     }
   }
 
-  /**
-   * A lease this node deleted itself: the object is forgotten (and a late watch event about it
-   * ignored), and the address rests once it has no other holder.
-   */
-  public synchronized void released(Lease lease) {
-    ObjectRef ref = lease.object();
-    objectGone(lease.address(), ref);
-    tombstones.put(ref, clock.instant());
-    Instant horizon = clock.instant().minus(TOMBSTONE_TTL);
-    var oldest = tombstones.entrySet().iterator();
-    while (oldest.hasNext()) {
-      var entry = oldest.next();
-      if (tombstones.size() <= MAX_TOMBSTONES && !entry.getValue().isBefore(horizon)) {
-        break;
-      }
-      oldest.remove();
-    }
+  /** An ADD returned {@code lease} to the runtime: see {@link UncertainWrites#adopted}. */
+  public synchronized void adopted(Lease lease) {
+    uncertain.adopted(lease);
   }
 
-  /**
-   * Takes the block {@code ref} out of use if nothing in it is held, reserved or uncertain, so it
-   * can be deleted; false when something is (or the block is not this node's). {@link #blockGone}
-   * or {@link #unretire} ends it.
-   */
+  /** A lease this node deleted itself: gone, and {@link AddressObjects#deleted}. */
+  public synchronized void released(Lease lease) {
+    objectGone(lease.address(), lease.object());
+    objects.deleted(lease.object(), clock.instant());
+  }
+
+  /** Takes {@code ref} out of use if nothing in it is taken: {@link NodeBlocks#retireIfEmpty}. */
   public synchronized boolean retireIfEmpty(BlockRef ref) {
     return blocks.retireIfEmpty(ref, inUse());
   }
@@ -489,11 +336,7 @@ public final class Ledger {
     blocks.unretire(ref);
   }
 
-  /**
-   * Retires the host-prefix block of {@code pool} at {@code block} if its address has gone and
-   * rested for the pool's reuse delay: in host-prefix mode the block is the allocation, and goes
-   * back so that any node can claim it.
-   */
+  /** Retires the host-prefix block at {@code block} if idle: {@link NodeBlocks#retireIfIdle}. */
   public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
     NodeBlocks.Own own = blocks.get(pool, block);
     return synced
@@ -503,19 +346,12 @@ public final class Ledger {
         : Optional.empty();
   }
 
-  /**
-   * The blocks this node should delete: those retiring (a delete that failed is tried again), after
-   * retiring every host-prefix block whose address has gone and rested. None before the ledger has
-   * synced: a block whose address has not reached it yet would look empty.
-   */
+  /** The blocks this node should delete ({@link NodeBlocks#toDelete}); none before synced. */
   public synchronized List<BlockRef> blocksToDelete() {
     return synced ? blocks.toDelete(inUse(), resting.restingAt(clock.instant())) : List.of();
   }
 
-  /**
-   * Every pending release request of this node's blocks, decided: {@link
-   * NodeBlocks#pendingReleases}.
-   */
+  /** Every pending release request, decided: {@link NodeBlocks#pendingReleases}. */
   public synchronized List<ReleaseDecision> pendingReleases() {
     return blocks.pendingReleases(this::inUse, this::restingAddresses);
   }
@@ -525,19 +361,12 @@ public final class Ledger {
     return blocks.readySince(clock.instant().minus(abandonAfter));
   }
 
-  private Set<AddressKey> restingAddresses() {
-    return resting.allRestingAt(clock.instant());
-  }
-
   /** The answer to {@code decided}'s request was written: {@link NodeBlocks#answered}. */
   public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
     blocks.answered(decided, written, clock.instant());
   }
 
-  /**
-   * The conversions to carry out now ({@link SlotConversions#pending}); none before the ledger has
-   * synced, as an address held in a slot may not have reached it yet.
-   */
+  /** The conversions to carry out now ({@link SlotConversions#pending}); none before synced. */
   public synchronized List<Conversion> pendingConversions() {
     return synced
         ? SlotConversions.pending(blocks, shared, this::inUse, this::restingAddresses)
@@ -554,33 +383,30 @@ public final class Ledger {
     return BlockUsage.of(blocks, inUse());
   }
 
+  /** Sizes of the ledger's bounded records, for tests and benchmarks. */
+  public synchronized Map<String, Integer> sizes() {
+    Map<String, Integer> sizes = new HashMap<>(objects.sizes());
+    sizes.put("foreign", foreign.size());
+    sizes.put("resting", resting.size());
+    sizes.put("uncertain", uncertain.size());
+    sizes.put("reserved", reserved.size());
+    return Map.copyOf(sizes);
+  }
+
+  /** Held by an object (readable or not), reserved, or uncertain. */
   private Set<AddressKey> inUse() {
-    Set<AddressKey> keys = new HashSet<>(holders.keySet());
+    Set<AddressKey> keys = new HashSet<>();
+    objects.addTakenTo(keys);
     keys.addAll(reserved);
     keys.addAll(uncertain.addresses());
-    keys.addAll(unreadable.keySet());
     return keys;
   }
 
-  /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
-  public synchronized List<Cidr> unclaimedBlocks(PoolView pool, Random random, int limit) {
-    return SlotCandidates.unclaimed(
-        pool.layout(), block -> taken(pool.name(), block), random, limit);
+  private Set<AddressKey> restingAddresses() {
+    return resting.allRestingAt(clock.instant());
   }
 
-  /** Sizes of the ledger's bounded records, for tests and benchmarks. */
-  public synchronized Map<String, Integer> sizes() {
-    return Map.of(
-        "holders", holders.size(),
-        "attachments", byAttachment.size(),
-        "firstSeen", firstSeen.size(),
-        "tombstones", tombstones.size(),
-        "foreign", foreign.size(),
-        "resting", resting.size(),
-        "uncertain", uncertain.size(),
-        "reserved", reserved.size());
-  }
-
+  /** An address's last holder went: it rests, and a host-prefix block of it goes back once idle. */
   private void rest(AddressKey address) {
     Instant now = clock.instant();
     NodeBlocks.Own own = blocks.containing(address);
@@ -590,12 +416,4 @@ public final class Ledger {
     resting.rest(address, now);
     releaseListener.released(address.pool(), address.ip(), now);
   }
-
-  /** An ADD returned {@code lease} to the runtime: see {@link UncertainWrites#adopted}. */
-  public synchronized void adopted(Lease lease) {
-    uncertain.adopted(lease);
-  }
-
-  /** A reserved address and the block it is in. */
-  public record Pick(Cidr block, IpAddress ip) {}
 }

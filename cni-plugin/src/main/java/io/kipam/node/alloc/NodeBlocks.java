@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -113,8 +114,10 @@ final class NodeBlocks {
   }
 
   /**
-   * The node's block watch shows {@code object}; returns its record, or null for a block known to
-   * be gone.
+   * The node's block watch shows {@code object}, one of this node's blocks; returns its record, or
+   * null for a block known to be gone. Its release state takes effect at once: from this moment
+   * nothing is allocated from a block kipam-operator is releasing ({@code Requested} or {@code
+   * Ready}), until its status says otherwise.
    */
   Own seen(BlockObject object, Instant now) {
     BlockRef ref = object.ref();
@@ -134,8 +137,10 @@ final class NodeBlocks {
   }
 
   /**
-   * The object {@code ref} is gone. A late event about an earlier object of the same name (its UID
-   * differs) changes nothing of the block this node holds now.
+   * The object {@code ref} is gone (deleted by this node or another writer, as a watch or this
+   * node's own delete tells). Nothing that arrives late brings it back: a watch event from before
+   * the delete, or the answer to this node's claim of it. A late event about an earlier object of
+   * the same name (its UID differs) changes nothing of the block this node holds now.
    */
   void gone(BlockRef ref) {
     goneUids.add(ref.uid());
@@ -212,12 +217,48 @@ final class NodeBlocks {
     return null;
   }
 
-  /** Marks this node's host-prefix block of {@code address}, if any, to go back once idle. */
+  /**
+   * Marks this node's host-prefix block of {@code address}, if any, to go back once idle: the
+   * allocation of the address did not happen, and a sub-claim this node holds of it (one a
+   * conversion made while the allocation was in flight) goes back once the address is neither used
+   * nor resting.
+   */
   void giveBackHost(AddressKey address) {
     Own own = get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
     if (own != null) {
       own.giveBack = true;
     }
+  }
+
+  /**
+   * This node's blocks of {@code pool} open for allocation, in address order: not closed, and of
+   * the pool's geometry. A block of another geometry (an earlier pool of the same name, not yet
+   * collected) or one being released is not allocated from.
+   */
+  List<Cidr> openBlocks(String pool, PoolLayout layout) {
+    List<Cidr> open = new ArrayList<>();
+    for (Own own : of(pool)) {
+      Cidr block = own.ref().cidr();
+      if (own.open()
+          && block.prefixLength() == layout.blockSize()
+          && layout.cidr().contains(block)) {
+        open.add(block);
+      }
+    }
+    return open;
+  }
+
+  /**
+   * This node's Exclusive slots of {@code pool}: its blocks at the pool's {@code blockSize}, no
+   * sub-claim, none it converted to Shared (those are no longer its own to allocate in).
+   */
+  int exclusiveSlots(String pool, int blockSize) {
+    int n = 0;
+    for (Own own : of(pool)) {
+      boolean slot = own.ref().cidr().prefixLength() == blockSize;
+      n += slot && !own.object.shared() ? 1 : 0;
+    }
+    return n;
   }
 
   /** This node's slots whose conversion to Shared kipam-operator has asked for. */
@@ -233,7 +274,11 @@ final class NodeBlocks {
 
   // ---- decisions, on the sets of addresses the ledger passes ----
 
-  /** Retires {@code ref} unless an address of {@code used} is in it. */
+  /**
+   * Takes the block {@code ref} out of use, so it can be deleted, unless an address of {@code used}
+   * (held, reserved or uncertain) is in it; false then, or when the block is not this node's.
+   * {@link #gone} or {@link #unretire} ends it.
+   */
   boolean retireIfEmpty(BlockRef ref, Set<AddressKey> used) {
     Own own = get(ref);
     if (own == null || count(ref, used) > 0) {
@@ -243,6 +288,7 @@ final class NodeBlocks {
     return true;
   }
 
+  /** The delete of the retired block {@code ref} certainly did not happen: it is open again. */
   void unretire(BlockRef ref) {
     Own own = get(ref);
     if (own != null) {
@@ -252,7 +298,8 @@ final class NodeBlocks {
 
   /**
    * Retires {@code own} if it is a host-prefix block marked to go back whose address is neither
-   * {@code used} nor {@code resting}.
+   * {@code used} nor {@code resting} (it has rested for the pool's reuse delay): in host-prefix
+   * mode the block is the allocation, and goes back so that any node can claim it.
    */
   boolean retireIfIdle(Own own, Set<AddressKey> used, Predicate<AddressKey> resting) {
     if (!own.giveBack || own.retiring || !own.ref().hostPrefix()) {
@@ -271,7 +318,10 @@ final class NodeBlocks {
     return true;
   }
 
-  /** Every block retiring, after retiring the idle host-prefix blocks. */
+  /**
+   * The blocks this node should delete: those retiring (a delete that failed is tried again), after
+   * retiring every host-prefix block whose address has gone and rested.
+   */
   List<BlockRef> toDelete(Set<AddressKey> used, Predicate<AddressKey> resting) {
     List<BlockRef> due = new ArrayList<>();
     for (Own own : all()) {

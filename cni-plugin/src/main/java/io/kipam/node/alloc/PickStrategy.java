@@ -30,7 +30,8 @@ final class PickStrategy {
 
   /**
    * The free address of {@code blocks} (in that order) released longest ago, stopping at the first
-   * one never released; a block too large to scan yields a random free address of its own at once.
+   * one never released (never released counts as longest ago); a block too large to scan yields a
+   * random free address of its own at once.
    */
   static Optional<Ledger.Pick> leastRecentlyReleased(
       PoolLayout layout,

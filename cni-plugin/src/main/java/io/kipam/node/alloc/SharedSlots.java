@@ -29,10 +29,20 @@ final class SharedSlots {
   private final Map<String, Map<Cidr, Slot>> slots = new HashMap<>();
   private final Map<AddressKey, SubClaim> subClaims = new HashMap<>();
 
+  /**
+   * A slot of {@code pool} (any node's, or no node's), from the pool's block watch: Shared when its
+   * {@code status.mode} is Shared or it has no {@code spec.node}; deleting when it has a
+   * deletionTimestamp.
+   */
   void slotSeen(String pool, Slot slot) {
     slots.computeIfAbsent(pool, p -> new HashMap<>()).put(slot.cidr(), slot);
   }
 
+  /**
+   * A sub-claim (any node's) of {@code address}, under the slot named {@code parent}, from the
+   * pool's block watch: the address is taken for every node, whatever this node knows of the
+   * parent.
+   */
   void subClaimSeen(AddressKey address, String uid, String parent) {
     subClaims.put(address, new SubClaim(uid, parent));
   }

@@ -55,7 +55,9 @@ final class UncertainWrites {
 
   /**
    * A fresh read settled {@code u}: true when it was still the uncertain write of its address (and
-   * is forgotten now); false when that address was settled already or is uncertain anew.
+   * is forgotten now); false when that address was settled already or is uncertain anew. Whatever
+   * object holds the address has been recorded by then; with none, the address rests like any
+   * released one.
    */
   boolean settled(Uncertain u) {
     return uncertain.remove(u.wanted().address(), u);

@@ -93,7 +93,7 @@ public final class Ledger {
     }
   }
 
-  /** The sub-claim create of {@code ip} of a failed ADD may have happened: it goes back if seen. */
+  /** A failed ADD's sub-claim of {@code ip} may exist: if the watch brings it, it goes back. */
   public synchronized void subClaimInDoubt(String pool, IpAddress ip) {
     if (subClaimsInDoubt.size() < AddressObjects.MAX_TOMBSTONES) {
       subClaimsInDoubt.add(new AddressKey(pool, ip));
@@ -202,7 +202,7 @@ public final class Ledger {
     return foreign.due(every, clock.instant());
   }
 
-  /** {@code lease}'s address is about to be released: recorded before the write that frees it. */
+  /** {@code lease}'s address is about to be released: recorded first, so no restart loses it. */
   public synchronized void releasing(Lease lease) {
     Instant now = clock.instant();
     resting.rest(lease.address(), now);
@@ -320,7 +320,7 @@ public final class Ledger {
     uncertain.adopted(lease);
   }
 
-  /** A lease this node deleted itself: gone, and {@link AddressObjects#deleted}. */
+  /** A lease this node deleted itself: gone, and no late event revives it. */
   public synchronized void released(Lease lease) {
     objectGone(lease.address(), lease.object());
     objects.deleted(lease.object(), clock.instant());

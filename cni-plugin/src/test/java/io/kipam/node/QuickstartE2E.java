@@ -143,7 +143,17 @@ class QuickstartE2E {
         .as("the real-node story where a real node can run; it printed:%n%s", first.output())
         .isEqualTo(HostRuntime.missing().isEmpty());
     System.out.println("./kipam-demo printed:\n" + first.output());
-    Process staying = start(shell("exec setsid " + command + " --stay"), clone, "staying");
+    // Ctrl-C as a terminal sends it: a test run started from a background job inherits SIGINT
+    // ignored, and bash cannot reset a signal ignored on entry, so perl puts it back to its default
+    // before the demo starts (same process, then setsid: the demo leads its own process group).
+    Process staying =
+        start(
+            shell(
+                "exec perl -e '$SIG{INT} = \"DEFAULT\"; exec @ARGV or die $!' setsid "
+                    + command
+                    + " --stay"),
+            clone,
+            "staying");
     Path stayingLog = clone.getParent().resolve("staying.out");
     await()
         .atMost(RUN_LIMIT)

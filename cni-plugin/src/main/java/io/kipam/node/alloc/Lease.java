@@ -41,6 +41,11 @@ public record Lease(
     return new ObjectRef(pod.namespace(), objectUid);
   }
 
+  /** Whether this is the write of {@code attachment} for the pod with {@code podUid}. */
+  public boolean writtenFor(Attachment attachment, String podUid) {
+    return this.attachment.equals(attachment) && pod.uid().equals(podUid);
+  }
+
   public Lease withObjectUid(String uid) {
     return new Lease(pool, ip, block, node, network, attachment, pod, mac, uid);
   }

@@ -60,7 +60,7 @@ final class Settling {
     if (found.isPresent()) {
       Lease object = found.get();
       recordFound(object);
-      if (object.attachment().equals(attachment) && object.pod().uid().equals(podUid)) {
+      if (object.writtenFor(attachment, podUid)) {
         log.info(
             "the lost write of {} for {}/{} happened: it is the attachment's address",
             object.ip(),
@@ -144,9 +144,7 @@ final class Settling {
       return null;
     }
     Lease object = found.get();
-    boolean ours =
-        object.attachment().equals(u.wanted().attachment())
-            && object.pod().uid().equals(u.wanted().pod().uid());
+    boolean ours = object.writtenFor(u.wanted().attachment(), u.wanted().pod().uid());
     if (ours) {
       // Written by an ADD that failed, and no retry of it took the address (that would have
       // settled it): nobody was told of this address, so it goes.

@@ -3,7 +3,6 @@ package io.kipam.node.kube;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 
@@ -17,11 +16,6 @@ final class Blocks {
         block.getSpec().getPool(),
         Cidr.parse(block.getSpec().getCidr()),
         block.getMetadata().getUid());
-  }
-
-  /** A slot is Shared when its status says so or it has no node (claimed Shared from birth). */
-  static boolean shared(IPBlock block) {
-    return SlotModes.shared(block);
   }
 
   static BlockObject object(IPBlock block) {

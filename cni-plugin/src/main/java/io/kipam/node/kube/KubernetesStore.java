@@ -25,6 +25,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.node.alloc.AllocationStore;
 import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.PodRef;
@@ -172,7 +173,8 @@ public final class KubernetesStore implements AllocationStore {
   }
 
   private static SlotState slotState(IPBlock block) {
-    return new SlotState(Blocks.shared(block), block.getMetadata().getDeletionTimestamp() != null);
+    return new SlotState(
+        SlotModes.shared(block), block.getMetadata().getDeletionTimestamp() != null);
   }
 
   /** Creates an IPBlock owned by its pool and born protected; returns its UID, or null on 409. */

@@ -13,6 +13,7 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.node.alloc.AddressKey;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
@@ -377,7 +378,7 @@ public final class NodeWatch implements AutoCloseable {
           pool,
           cidr,
           uid,
-          Blocks.shared(block),
+          SlotModes.shared(block),
           block.getMetadata().getDeletionTimestamp() != null);
     }
   }

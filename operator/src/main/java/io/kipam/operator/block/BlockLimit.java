@@ -33,11 +33,17 @@ final class BlockLimit {
 
   private BlockLimit() {}
 
+  /** The pool's {@code spec.maxBlocksPerNode}; 0 when it sets none (no limit). */
+  static int limit(IPPool pool) {
+    Integer limit = pool.getSpec() == null ? null : pool.getSpec().getMaxBlocksPerNode();
+    return limit == null ? 0 : Math.max(limit, 0);
+  }
+
   /** Whether the node of {@code block} holds more Exclusive slots of its pool than the limit. */
   static Optional<Over> over(IPBlock block, IPPool pool, List<IPBlock> poolBlocks) {
-    Integer limit = pool.getSpec() == null ? null : pool.getSpec().getMaxBlocksPerNode();
+    int limit = limit(pool);
     String node = block.getSpec().getNode();
-    if (limit == null || limit <= 0 || node == null) {
+    if (limit == 0 || node == null) {
       return Optional.empty();
     }
     int held = held(node, poolBlocks).size();

@@ -31,7 +31,6 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,10 +58,10 @@ import org.slf4j.LoggerFactory;
 public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlock> {
 
   public static final String NAME = "ipblock";
+  private static final Logger log = LoggerFactory.getLogger(BlockReconciler.class);
   private static final String NODES = "block-nodes";
   private static final String POOLS = "block-pools";
   private static final String BY_NODE = "kipam-block-by-node";
-  private static final Logger log = LoggerFactory.getLogger(BlockReconciler.class);
   private static final String BY_POOL = "kipam-block-by-pool";
   private static final String BY_DEMAND = "kipam-node-by-demand";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
@@ -170,8 +169,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                 .withOnAddFilter(pool -> false)
                 .withOnDeleteFilter((pool, unknown) -> false)
                 .withOnUpdateFilter(
-                    (updated, previous) ->
-                        !Objects.equals(maxBlocksPerNode(updated), maxBlocksPerNode(previous)))
+                    (updated, previous) -> BlockLimit.limit(updated) != BlockLimit.limit(previous))
                 .build(),
             context);
     return List.of(nodes, pools);
@@ -260,9 +258,13 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     if (pool.isEmpty()) {
       return Optional.empty();
     }
-    List<IPBlock> blocks = poolBlocks(context).apply(pool.get().getMetadata().getName());
-    Optional<BlockLimit.Over> over = BlockLimit.over(block, pool.get(), blocks);
     String key = block.getSpec().getNode() + "/" + pool.get().getMetadata().getName();
+    // Most pools set no limit: their blocks are not listed on every look.
+    List<IPBlock> blocks =
+        BlockLimit.limit(pool.get()) == 0
+            ? List.of()
+            : poolBlocks(context).apply(pool.get().getMetadata().getName());
+    Optional<BlockLimit.Over> over = BlockLimit.over(block, pool.get(), blocks);
     if (over.isEmpty()) {
       overReported.remove(key);
       return Optional.empty();
@@ -409,10 +411,6 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     return recheck
         .map(d -> UpdateControl.<IPBlock>noUpdate().rescheduleAfter(d.toMillis()))
         .orElseGet(UpdateControl::noUpdate);
-  }
-
-  private static Integer maxBlocksPerNode(IPPool pool) {
-    return pool.getSpec() == null ? null : pool.getSpec().getMaxBlocksPerNode();
   }
 
   private static Set<String> demand(Node node) {

@@ -111,14 +111,7 @@ class NodeCapacityIT {
         .untilAsserted(
             () -> assertThat(schedulingFailures(eighth)).anyMatch(m -> m.contains("Insufficient")));
     assertThat(nodeOf(eighth)).as("A is full and B outside the selector").isNull();
-    client
-        .nodes()
-        .withName(b)
-        .edit(
-            n -> {
-              n.getMetadata().getLabels().put(LABEL, "yes");
-              return n;
-            });
+    Fixtures.label(client.nodes().withName(b), LABEL, "yes");
     long labelled = System.nanoTime();
     await().atMost(WITHIN).until(() -> b.equals(nodeOf(eighth)));
     System.out.printf(
@@ -149,14 +142,7 @@ class NodeCapacityIT {
         ControlPlaneBinaries.repositoryRoot().resolve("config/samples/pod-ip-request-policy.yaml");
     controlPlane.kubectl("apply", "-f", sample.toString());
     String labelled = Fixtures.namespace(client, "asks");
-    client
-        .namespaces()
-        .withName(labelled)
-        .edit(
-            n -> {
-              n.getMetadata().getLabels().put("kipam.io/ip-request", "true");
-              return n;
-            });
+    Fixtures.label(client.namespaces().withName(labelled), "kipam.io/ip-request", "true");
     String other = processes.namespaces.get(0);
     // The policy takes effect once kube-apiserver's admission has seen it: create until it has.
     Pod mutated =
@@ -189,14 +175,7 @@ class NodeCapacityIT {
   private static void register(String name, boolean inPool) {
     Fixtures.registerNode(client, name);
     if (inPool) {
-      client
-          .nodes()
-          .withName(name)
-          .edit(
-              n -> {
-                n.getMetadata().getLabels().put(LABEL, "yes");
-                return n;
-              });
+      Fixtures.label(client.nodes().withName(name), LABEL, "yes");
     }
   }
 

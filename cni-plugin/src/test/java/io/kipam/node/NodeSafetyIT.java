@@ -385,15 +385,7 @@ class NodeSafetyIT {
         .contains("spec.nodeSelector")
         .contains("kipam-test/zone=a");
 
-    client
-        .nodes()
-        .withName(node)
-        .edit(
-            n -> {
-              n.getMetadata()
-                  .setLabels(withLabel(n.getMetadata().getLabels(), "kipam-test/zone", "a"));
-              return n;
-            });
+    Fixtures.label(client.nodes().withName(node), "kipam-test/zone", "a");
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(() -> call("ADD", pod, "c-selective", "net", pool).ip());
@@ -408,25 +400,9 @@ class NodeSafetyIT {
         .contains("\"code\":101,")
         .contains("spec.namespaceSelector")
         .contains("namespace " + namespaces.get(2));
-    client
-        .namespaces()
-        .withName(namespaces.get(2))
-        .edit(
-            n -> {
-              n.getMetadata()
-                  .setLabels(withLabel(n.getMetadata().getLabels(), "kipam-test/team", "blue"));
-              return n;
-            });
+    Fixtures.label(client.namespaces().withName(namespaces.get(2)), "kipam-test/team", "blue");
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(() -> call("ADD", other, "c-by-ns", "net", byNamespace).ip());
-  }
-
-  private static Map<String, String> withLabel(
-      Map<String, String> labels, String key, String value) {
-    Map<String, String> all =
-        labels == null ? new java.util.HashMap<>() : new java.util.HashMap<>(labels);
-    all.put(key, value);
-    return all;
   }
 }

@@ -140,14 +140,9 @@ class PoolStatusAndPressureIT {
                         .sum()
                     == 1);
 
-    client
-        .resources(IPPool.class)
-        .withName(pool)
-        .edit(
-            p -> {
-              p.getSpec().setMaxBlocksPerNode(1);
-              return p;
-            });
+    Fixtures.mergePatch(
+        client.resources(IPPool.class).withName(pool),
+        Map.of("spec", Map.of("maxBlocksPerNode", 1)));
 
     await()
         .atMost(WITHIN)

@@ -92,28 +92,14 @@ class PoolStatusWithPlayedDaemonIT {
       Fixtures.registerNode(client, n);
     }
     for (String n : nodes.subList(0, 2)) {
-      client
-          .nodes()
-          .withName(n)
-          .edit(
-              x -> {
-                x.getMetadata().getLabels().put(label, "a");
-                return x;
-              });
+      Fixtures.label(client.nodes().withName(n), label, "a");
     }
 
     await()
         .atMost(WITHIN)
         .untilAsserted(() -> assertThat(kipam.pool(name).getStatus().getNodes()).isEqualTo(2));
 
-    client
-        .nodes()
-        .withName(nodes.get(2))
-        .edit(
-            x -> {
-              x.getMetadata().getLabels().put(label, "a");
-              return x;
-            });
+    Fixtures.label(client.nodes().withName(nodes.get(2)), label, "a");
     await()
         .atMost(WITHIN)
         .untilAsserted(() -> assertThat(kipam.pool(name).getStatus().getNodes()).isEqualTo(3));
@@ -161,14 +147,9 @@ class PoolStatusWithPlayedDaemonIT {
     await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
 
     IPPool edited =
-        client
-            .resources(IPPool.class)
-            .withName(name)
-            .edit(
-                p -> {
-                  p.getSpec().setExclude(java.util.List.of("10.41.0.128/25"));
-                  return p;
-                });
+        Fixtures.mergePatch(
+            client.resources(IPPool.class).withName(name),
+            Map.of("spec", Map.of("exclude", java.util.List.of("10.41.0.128/25"))));
 
     long generation = edited.getMetadata().getGeneration();
     await()

@@ -1,11 +1,16 @@
 package io.kipam.testing;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -21,6 +26,21 @@ public final class Fixtures {
   /** A name no other test of this run uses: {@code prefix} plus a random suffix. */
   public static String uniqueName(String prefix) {
     return prefix + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
+  }
+
+  /**
+   * Changes an object as {@code kubectl patch --type=merge} does: the server applies {@code patch}
+   * to the object it holds, with no resourceVersion precondition. Objects that kipam's processes
+   * write meanwhile (Nodes, IPPools) would fail a read-modify-write with a 409 whenever a write of
+   * theirs lands in between, which a user's tool retries and a test would report as a failure.
+   */
+  public static <T extends HasMetadata> T mergePatch(Resource<T> object, Map<String, ?> patch) {
+    return object.patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+  }
+
+  /** Sets one label of an object, by {@link #mergePatch}. */
+  public static <T extends HasMetadata> T label(Resource<T> object, String key, String value) {
+    return mergePatch(object, Map.of("metadata", Map.of("labels", Map.of(key, value))));
   }
 
   /**

@@ -90,7 +90,7 @@ class DocumentedCommandsE2E {
           Rule.of(
               Kind.RUN_ELSEWHERE,
               Pattern.quote("./kipam-demo"),
-              "cni-plugin/src/test/java/io/kipam/node/QuickstartE2E.java",
+              "system-tests/src/test/java/io/kipam/system/demo/QuickstartE2E.java",
               c ->
                   merge(
                       problems(
@@ -98,7 +98,7 @@ class DocumentedCommandsE2E {
                           "QuickstartE2E runs the first line of README.md's first sh block, which"
                               + " is not ./kipam-demo"),
                       contains(
-                          "cni-plugin/src/test/java/io/kipam/node/QuickstartE2E.java",
+                          "system-tests/src/test/java/io/kipam/system/demo/QuickstartE2E.java",
                           "firstCommand(Files.readString(root.resolve(\"README.md\")))",
                           "assertThat(command).isEqualTo(\"./kipam-demo\")"))),
           Rule.of(
@@ -135,7 +135,7 @@ class DocumentedCommandsE2E {
                           "show(\"get\", \"pods\", \"-n\", namespace, \"-o\", \"wide\")"),
                       runHere(c, c.command().replaceFirst("demo-\\w+", "shop")))),
           // Installs into the host's /opt/cni/bin; InstallKipamTest runs the script with the same
-          // arguments but a temporary directory (Installer).
+          // arguments but a temporary directory (Installer, CniPluginBuild).
           Rule.of(
               Kind.NOT_RUN,
               "cni-plugin/src/main/dist/install-kipam\\.sh .*",
@@ -146,8 +146,8 @@ class DocumentedCommandsE2E {
                           Files.isRegularFile(ROOT.resolve(c.command().split(" ")[0])),
                           c.command().split(" ")[0] + " does not exist"),
                       contains(
-                          "cni-plugin/src/test/java/io/kipam/node/Installer.java",
-                          "\"src/main/dist/install-kipam.sh\""))),
+                          "system-tests/src/test/java/io/kipam/system/harness/CniPluginBuild.java",
+                          "resolve(\"src/main/dist/install-kipam.sh\")"))),
           Rule.of(Kind.RAN, "kubectl .*", null, c -> runHere(c, c.command())),
           Rule.of(Kind.RAN, "ctr -n k8s\\.io images import .*", null, c -> runHere(c, c.command())),
           Rule.of(Kind.RAN, "grep .*", null, c -> runHere(c, c.command())),

@@ -15,7 +15,7 @@ class MavenCommandCheckTest {
   void aCommandOfThisBuildHolds() {
     assertThat(
             check.problems(
-                "./mvnw -B -pl cni-plugin -am verify -Pbenchmark -DskipIT -DskipE2E"
+                "./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT -DskipE2E"
                     + " -Dit.test=NodeBenchmark -Dtest='NoSuchTest*'"
                     + " -Dsurefire.failIfNoSpecifiedTests=false"))
         .isEmpty();

@@ -1,0 +1,136 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Host-prefix mode (blockSize /32) on the real API server, with two nodes sharing a range: the
+ * block is the allocation, goes back when its address is released, and the other node claims it.
+ * Pods are spread over three namespaces.
+ */
+@WithControlPlane
+class HostPrefixIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
+  private static NodeRig a;
+  private static NodeRig b;
+
+  private final KubernetesClient client;
+
+  HostPrefixIT(KubernetesClient client) {
+    this.client = client;
+  }
+
+  @BeforeAll
+  static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    String boot = Fixtures.uniqueName("boot");
+    Cluster.poolReadiedByOperator(client, boot, Cluster.spec("10.248.255.0/24", 28, 0));
+    Path dir = Files.createTempDirectory("kipam-host-prefix-it");
+    List<String> namespaces = NodeRig.namespaces(client, "host");
+    a = NodeRig.start(controlPlane, client, dir, namespaces, boot, Map.of());
+    b = NodeRig.start(controlPlane, client, dir, namespaces, boot, Map.of());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (a != null) {
+      a.close();
+    }
+    if (b != null) {
+      b.close();
+    }
+  }
+
+  /** A pool of one address in host-prefix mode. */
+  private String oneAddress(String address, int reuseDelaySeconds) {
+    String pool = Fixtures.uniqueName("host");
+    var spec = Cluster.spec(address.replaceAll("\\.\\d+$", ".0") + "/24", 32, reuseDelaySeconds);
+    spec.setRangeStart(address);
+    spec.setRangeEnd(address);
+    Cluster.poolReadiedByOperator(client, pool, spec);
+    return pool;
+  }
+
+  @Test
+  void afterDelTheBlockIsGoneAndAnotherNodeClaimsIt() {
+    String pool = oneAddress("10.248.0.9", 0);
+    String ip = a.add(pool, 0).ip();
+    assertThat(ip).isEqualTo("10.248.0.9");
+    assertThat(a.blocks(pool))
+        .singleElement()
+        .satisfies(
+            block -> {
+              assertThat(block.getSpec().getCidr()).isEqualTo("10.248.0.9/32");
+            });
+    assertThat(CniCall.whileTryAgain(() -> b.add(pool, 1), Duration.ofSeconds(30)).stdout())
+        .as("node b: the range is node a's")
+        .contains("\"code\":100");
+
+    assertThat(a.del(pool, 0).ok()).isTrue();
+
+    assertThat(a.blocks(pool)).as("the block went with the address").isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(b.add(pool, 1).ip())
+                    .as("node b's daemon log: %s", b.daemon.log)
+                    .isEqualTo(ip));
+    assertThat(b.blocks(pool)).hasSize(1);
+    assertThat(b.del(pool, 1).ok()).isTrue();
+    assertThat(b.blocks(pool)).isEmpty();
+  }
+
+  @Test
+  void aBlockGoesBackOnceItsAddressHasRestedForTheReuseDelay() {
+    String pool = oneAddress("10.248.1.9", 3);
+    String ip = a.add(pool, 10).ip();
+
+    assertThat(a.del(pool, 10).ok()).isTrue();
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(a.blocks(pool)).isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(b.add(pool, 11).ip()).isEqualTo(ip));
+  }
+
+  @Test
+  void aBlockWhoseAddressTheGarbageCollectorRemovedGoesBackToo() {
+    String pool = oneAddress("10.248.2.9", 0);
+    String ip = a.add(pool, 20).ip();
+
+    // The pod is deleted: the garbage collector deletes its IPAddress, no DEL comes.
+    a.deletePod(20);
+
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(() -> assertThat(a.blocks(pool)).isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(b.add(pool, 21).ip()).isEqualTo(ip));
+  }
+}

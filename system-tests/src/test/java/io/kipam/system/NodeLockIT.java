@@ -1,0 +1,76 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.DaemonProcess;
+import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Two kipam-node processes on one node, as in a rolling update: only one ever serves. */
+@WithControlPlane
+class NodeLockIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
+  @Test
+  void secondDaemonOnANodeWaitsForTheFirstToExit(ControlPlane controlPlane, KubernetesClient client)
+      throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-lock-it");
+    String node = Fixtures.uniqueName("lock-node");
+    Fixtures.registerNode(client, node);
+    String pool = Fixtures.uniqueName("lock");
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
+    String namespace = Fixtures.namespace(client, "lock");
+    Pod pod = Cluster.pod(client, namespace, "lock-0", node);
+    DaemonProcess first = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
+    DaemonProcess second =
+        new DaemonProcess(dir, node, controlPlane.adminKubeconfig(), node + "-second.log");
+    Path kipam = Installer.install(dir.resolve("bin"), first.socket);
+    String config = Cluster.config("1.1.0", first.socket.toString(), pool);
+    Map<String, String> add =
+        CniCall.env("ADD", "c-lock", "eth0", namespace, "lock-0", pod.getMetadata().getUid());
+    try {
+      first.start();
+      first.awaitReady(kipam, pool);
+      CniCall.Outcome before = CniCall.run(kipam, add, config);
+      assertThat(before.ok()).as(before.stdout()).isTrue();
+
+      second.start();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  Files.exists(second.log)
+                      && Files.readString(second.log).contains("waiting for it to exit"));
+      assertThat(Files.readString(second.log)).doesNotContain("serving CNI calls");
+
+      first.kill();
+      second.awaitReady(kipam, pool);
+      assertThat(Files.readString(second.log)).contains("holding the node lock");
+      CniCall.Outcome after = CniCall.run(kipam, add, config);
+      assertThat(after.stdout())
+          .as("the new daemon knows the allocation")
+          .isEqualTo(before.stdout());
+    } finally {
+      first.close();
+      second.close();
+    }
+  }
+}

@@ -1,0 +1,168 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.PlayedOperator;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two kipam-operator replicas as two processes competing for one Lease, next to a real kipam-node:
+ * only the leader reconciles; the leader SIGKILLed in the middle of a release round hands over to
+ * the other, which finishes the round; nothing is done twice and nothing is lost.
+ */
+@WithControlPlane
+class OperatorReplicasIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(60);
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final PlayedOperator blocks;
+
+  OperatorReplicasIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+    this.blocks = new PlayedOperator(client);
+  }
+
+  private OperatorProcess replica(Path dir, String lease) throws IOException {
+    return new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
+        .withEnv("KIPAM_LEASE_NAME", lease)
+        .withEnv("KIPAM_METRICS_PORT", Integer.toString(freePort()))
+        .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2");
+  }
+
+  @Test
+  void theStandbyWritesNothingAndFinishesTheRoundOfALeaderSigkilledInTheMiddle() throws Exception {
+    KipamCrds.install(client);
+    Path dir = Files.createTempDirectory("kipam-operator-replicas-it");
+    String lease = Fixtures.uniqueName("kipam-operator");
+    OperatorProcess first = replica(dir, lease).start();
+    OperatorProcess second = null;
+    NodeRig node = null;
+    try {
+      first.awaitLeader(WITHIN);
+      second = replica(dir, lease).start();
+      String pool = Fixtures.uniqueName("replicas");
+      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.212.0.0/24", 28, 0));
+      node =
+          NodeRig.start(
+              controlPlane,
+              client,
+              dir,
+              NodeRig.namespaces(client, "rep"),
+              pool,
+              Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1"));
+      String ip = node.add(pool, 0).ip();
+      String block = node.blockOf(pool, ip).orElseThrow().getMetadata().getName();
+      assertThat(node.del(pool, 0).ok()).isTrue();
+      await()
+          .atMost(WITHIN)
+          .ignoreExceptions()
+          .until(() -> Long.valueOf(0).equals(blocks.block(block).getStatus().getAllocated()));
+
+      // The daemon is down: the round the leader opens stays open until the daemon is back.
+      node.daemon.kill();
+      await().atMost(WITHIN).until(() -> blocks.state(block) == ReleaseState.Requested);
+      String round = blocks.block(block).getStatus().getRelease().getRequestedAt();
+      OperatorProcess standby = second;
+      await()
+          .atMost(WITHIN)
+          .ignoreExceptions()
+          .untilAsserted(() -> assertThat(metric(standby, "kipam_operator_leader")).isZero());
+      assertThat(metric(standby, "kipam_operator_reconciles_total"))
+          .as("the standby reconciles nothing (log %s)", standby.log)
+          .isZero();
+
+      assertThat(metric(first, "kipam_operator_reconciles_total"))
+          .as("the leader reconciles")
+          .isPositive();
+
+      first.kill();
+      second.awaitLeader(WITHIN);
+      node.daemon.start();
+
+      await()
+          .atMost(WITHIN)
+          .alias("the new leader finishes the round (log " + second.log + ")")
+          .until(() -> blocks.block(block) == null);
+      assertThat(metric(second, "kipam_operator_leader")).isOne();
+      assertThat(metric(second, "kipam_operator_reconciles_total")).isPositive();
+      assertThat(reasons(block))
+          .as("one request, one release: nothing done twice")
+          .containsOnlyOnce("ReleaseRequested", "Released");
+      assertThat(events(block).stream().filter(e -> "ReleaseRequested".equals(e.getReason())))
+          .singleElement()
+          .satisfies(e -> assertThat(e.getCount()).isOne());
+      assertThat(round).isNotBlank();
+    } finally {
+      if (node != null) {
+        node.close();
+      }
+      if (second != null) {
+        second.close();
+      }
+      first.close();
+    }
+  }
+
+  private List<Event> events(String name) {
+    return client.v1().events().inNamespace("default").list().getItems().stream()
+        .filter(e -> name.equals(e.getInvolvedObject().getName()))
+        .toList();
+  }
+
+  private List<String> reasons(String name) {
+    return events(name).stream().map(Event::getReason).toList();
+  }
+
+  /** The sum of every sample of {@code name} on the replica's {@code /metrics}. */
+  private static double metric(OperatorProcess replica, String name) throws Exception {
+    String body =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            "http://127.0.0.1:" + replica.env("KIPAM_METRICS_PORT") + "/metrics"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(body);
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(2));
+    }
+    return sum;
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

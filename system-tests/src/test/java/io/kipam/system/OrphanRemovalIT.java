@@ -1,0 +1,217 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kipam-operator's audit removes orphaned IPAddresses that real kipam-node daemons wrote, each way
+ * an address can be left behind, with kipam-operator as its own process (audit every 2 s, grace 3
+ * s) on a control plane of the test's own whose kube-controller-manager runs without the garbage
+ * collector, as in a cluster where garbage collection stopped:
+ *
+ * <ul>
+ *   <li>the Pod was deleted and nothing collected its address (garbage collection stopped);
+ *   <li>the address names an owner UID no Pod has (written wrong, say by an old version);
+ *   <li>its block was deleted by hand, its finalizer taken off;
+ *   <li>its Node is gone (the daemon stopped, the Node object deleted).
+ * </ul>
+ *
+ * Each is deleted after the grace period with an {@code OrphanRemoved} Event naming why. An address
+ * is free only once its attachment is over (design §5b): the first and the last go at once (the Pod
+ * is gone; the Node is gone, so kipam-operator ends the attachment), while the other two stay
+ * Terminating, with an {@code AttachmentKept} Event, as long as the pod their attachment is for
+ * still exists, and go when it is deleted. The live addresses of pods in three namespaces all stay.
+ */
+class OrphanRemovalIT {
+
+  private static final Duration WITHIN = Duration.ofSeconds(90);
+  private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
+
+  private static ControlPlane controlPlane;
+  private static KubernetesClient client;
+  private static KipamProcesses processes;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    controlPlane = ControlPlane.fresh(List.of("garbage-collector-controller"));
+    client = controlPlane.client();
+    KipamCrds.install(client);
+    processes = new KipamProcesses(controlPlane, client, "orphan");
+    processes.leadingOperator(
+        Map.of(
+            "KIPAM_AUDIT_SECONDS", "2",
+            "KIPAM_ORPHAN_GRACE_SECONDS", "3",
+            "KIPAM_AUDIT_PAGE_SIZE", "3"),
+        WITHIN);
+  }
+
+  @AfterAll
+  static void stopCluster() throws Exception {
+    if (processes != null) {
+      processes.close();
+    }
+    if (controlPlane != null) {
+      controlPlane.close();
+    }
+  }
+
+  @Test
+  void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs() throws Exception {
+    String pool = Fixtures.uniqueName("orphan");
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/24", 28, 0));
+    NodeRig live = processes.node(pool, DAEMON);
+    NodeRig handBlock = processes.node(pool, DAEMON);
+    NodeRig doomed = processes.node(pool, DAEMON);
+    for (int i = 0; i < 6; i++) {
+      assertThat(live.add(pool, i).ok()).isTrue();
+    }
+
+    // Garbage collection stopped: the Pod goes, its address stays.
+    IPAddress podGone = allocate(live, pool, 10);
+    live.deletePod(10);
+
+    // An owner UID that no Pod has.
+    IPAddress wrongOwner = allocate(live, pool, 11);
+    client
+        .resource(wrongOwner)
+        .patch(
+            PatchContext.of(PatchType.JSON),
+            "[{\"op\":\"replace\",\"path\":\"/metadata/ownerReferences/0/uid\",\"value\":\""
+                + UUID.randomUUID()
+                + "\"}]");
+
+    // The block deleted by hand, bypassing its finalizer: deleted, then the finalizer taken off
+    // (taken off first, kipam-operator would put it back before the delete).
+    IPAddress blockGone = allocate(handBlock, pool, 12);
+    IPBlock block = client.resources(IPBlock.class).withName(blockGone.getSpec().getBlock()).get();
+    client.resource(block).withGracePeriod(0).delete();
+    client
+        .resources(IPBlock.class)
+        .withName(block.getMetadata().getName())
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":null}}");
+    await()
+        .atMost(WITHIN)
+        .until(
+            () ->
+                client.resources(IPBlock.class).withName(block.getMetadata().getName()).get()
+                    == null);
+
+    // The Node gone: its daemon stopped and its Node object deleted.
+    IPAddress nodeGone = allocate(doomed, pool, 13);
+    doomed.close();
+    client.nodes().withName(doomed.node).delete();
+
+    expectRemoved(podGone, "its Pod");
+    expectKeptUntilItsPodGoes(wrongOwner, "its Pod", live, 11);
+    expectKeptUntilItsPodGoes(
+        blockGone,
+        "its IPBlock " + block.getMetadata().getName() + " does not exist",
+        handBlock,
+        12);
+    expectRemoved(nodeGone, "its Node " + doomed.node + " does not exist");
+
+    List<IPAddress> left = Cluster.addresses(client, pool);
+    assertThat(left).as("the six live addresses, and nothing else").hasSize(6);
+    assertThat(left).allMatch(a -> a.getMetadata().getDeletionTimestamp() == null);
+    assertThat(left).allMatch(a -> a.getSpec().getNode().equals(live.node));
+    assertThat(left.stream().map(a -> a.getMetadata().getNamespace()).distinct()).hasSize(3);
+  }
+
+  /** ADD for pod {@code i} of {@code rig}; its IPAddress. */
+  private static IPAddress allocate(NodeRig rig, String pool, int i) {
+    CniCall.Outcome outcome = rig.add(pool, i);
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    return Cluster.addresses(client, pool).stream()
+        .filter(a -> a.getSpec().getIp().equals(outcome.ip()))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /**
+   * {@code address} is deleted as an orphan (Event naming {@code why}) but stays Terminating while
+   * pod {@code i} of {@code rig}, whose attachment it is, exists; deleting the pod frees it.
+   */
+  private static void expectKeptUntilItsPodGoes(IPAddress address, String why, NodeRig rig, int i) {
+    String namespace = address.getMetadata().getNamespace();
+    String name = address.getMetadata().getName();
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () -> {
+              assertThat(events(namespace, name))
+                  .anyMatch(
+                      e -> "OrphanRemoved".equals(e.getReason()) && e.getMessage().contains(why));
+              assertThat(events(namespace, name))
+                  .anyMatch(e -> "AttachmentKept".equals(e.getReason()));
+            });
+    IPAddress kept = client.resources(IPAddress.class).inNamespace(namespace).withName(name).get();
+    assertThat(kept.getMetadata().getDeletionTimestamp()).isNotNull();
+    System.out.printf(
+        "%s/%s (%s) deleted as an orphan (%s) and kept while its pod exists%n",
+        namespace, name, address.getSpec().getIp(), why);
+    rig.deletePod(i);
+    await()
+        .atMost(WITHIN)
+        .alias(namespace + "/" + name + " gone with its pod")
+        .until(
+            () ->
+                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
+                    == null);
+  }
+
+  private static void expectRemoved(IPAddress address, String why) {
+    String namespace = address.getMetadata().getNamespace();
+    String name = address.getMetadata().getName();
+    long start = System.nanoTime();
+    await()
+        .atMost(WITHIN)
+        .alias(namespace + "/" + name + " removed")
+        .until(
+            () ->
+                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
+                    == null);
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () ->
+                assertThat(events(namespace, name))
+                    .as("OrphanRemoved Event of %s/%s", namespace, name)
+                    .anyMatch(
+                        e ->
+                            "OrphanRemoved".equals(e.getReason()) && e.getMessage().contains(why)));
+    System.out.printf(
+        "removed %s/%s (%s) %.1f s after it was looked for: %s%n",
+        namespace, name, address.getSpec().getIp(), (System.nanoTime() - start) / 1e9, why);
+  }
+
+  private static List<Event> events(String namespace, String name) {
+    return client
+        .v1()
+        .events()
+        .inNamespace(namespace)
+        .withField("involvedObject.name", name)
+        .list()
+        .getItems();
+  }
+}

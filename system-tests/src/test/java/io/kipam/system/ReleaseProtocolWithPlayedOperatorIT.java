@@ -1,0 +1,229 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.BlockRelease;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.PlayedOperator;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The node daemon's half of the block release handshake on the real API server, with the test
+ * playing kipam-operator: an empty block is answered Ready, one in use Refused, and no address is
+ * handed out from a block whose release is Requested or Ready, also by a daemon SIGKILLed and
+ * started again meanwhile. Pods are spread over three namespaces.
+ *
+ * <p>Why the operator is played here: each test provokes one exact message of the protocol (a
+ * request in a given state, a round cleared, a delete) and checks the daemon's answer to it. A
+ * running kipam-operator would act on those answers itself; {@code BlockLifecycleIT} and {@code
+ * HandshakeKillMatrixIT} run both real halves. So this test also marks its pools Ready itself.
+ */
+@WithControlPlane
+class ReleaseProtocolWithPlayedOperatorIT {
+
+  private static NodeRig rig;
+  private static String bootPool;
+  private static int pools;
+
+  private final KubernetesClient client;
+  private final PlayedOperator operator;
+
+  ReleaseProtocolWithPlayedOperatorIT(KubernetesClient client) {
+    this.client = client;
+    this.operator = new PlayedOperator(client);
+  }
+
+  @BeforeAll
+  static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
+    KipamCrds.install(client);
+    bootPool = Fixtures.uniqueName("boot");
+    Cluster.readyPool(client, bootPool, Cluster.spec("10.247.255.0/24", 28, 0));
+    rig =
+        NodeRig.start(
+            controlPlane,
+            client,
+            Files.createTempDirectory("kipam-block-release-it"),
+            NodeRig.namespaces(client, "release"),
+            bootPool,
+            Map.of());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (rig != null) {
+      rig.close();
+    }
+  }
+
+  /** A pool of its own for each test: 16-address blocks in a /24. */
+  private String pool() {
+    String pool = Fixtures.uniqueName("rel");
+    Cluster.readyPool(client, pool, Cluster.spec("10.247." + pools++ + ".0/24", 28, 0));
+    return pool;
+  }
+
+  private String blockOf(String pool, String ip) {
+    return rig.blockOf(pool, ip).orElseThrow().getMetadata().getName();
+  }
+
+  private BlockRelease awaitAnswer(String block, ReleaseState state) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(operator.state(block))
+                    .as("release of %s (daemon log: %s)", block, rig.daemon.log)
+                    .isEqualTo(state));
+    return operator.block(block).getStatus().getRelease();
+  }
+
+  private static boolean inBlock(IPBlock block, String ip) {
+    return Cidr.parse(block.getSpec().getCidr()).contains(IpAddress.parse(ip));
+  }
+
+  @Test
+  void anEmptyBlockIsAnsweredReadyAndNothingIsAllocatedFromItUntilItIsGone() {
+    String pool = pool();
+    String ip = rig.add(pool, 0).ip();
+    String block = blockOf(pool, ip);
+    assertThat(rig.del(pool, 0).ok()).isTrue();
+
+    String round = operator.request(block);
+    BlockRelease answer = awaitAnswer(block, ReleaseState.Ready);
+
+    assertThat(answer.getRequestedAt()).isEqualTo(round);
+    assertThat(answer.getRespondedAt()).isNotBlank();
+    IPBlock ready = operator.block(block);
+    for (int i = 1; i <= 3; i++) {
+      assertThat(inBlock(ready, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
+    }
+    operator.delete(block);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> client.resources(IPBlock.class).withName(block).get() == null);
+    assertThat(rig.add(pool, 4).ok()).isTrue();
+  }
+
+  @Test
+  void aBlockInUseIsRefusedNamingHowManyAddressesAndIsUsedAgain() {
+    String pool = pool();
+    String first = rig.add(pool, 0).ip();
+    rig.add(pool, 1).ip();
+    rig.add(pool, 2).ip();
+    String block = blockOf(pool, first);
+
+    String round = operator.request(block);
+    BlockRelease answer = awaitAnswer(block, ReleaseState.Refused);
+
+    assertThat(answer.getRequestedAt()).isEqualTo(round);
+    assertThat(answer.getReason()).startsWith("3 of its addresses are in use on node " + rig.node);
+    assertThat(inBlock(operator.block(block), rig.add(pool, 3).ip()))
+        .as("a refused block is open again")
+        .isTrue();
+  }
+
+  @Test
+  void aDaemonKilledWhileABlockIsReadyNeverAllocatesFromItAfterItsRestart() throws Exception {
+    String pool = pool();
+    String ip = rig.add(pool, 0).ip();
+    String block = blockOf(pool, ip);
+    assertThat(rig.del(pool, 0).ok()).isTrue();
+    operator.request(block);
+    String respondedAt = awaitAnswer(block, ReleaseState.Ready).getRespondedAt();
+
+    rig.restart();
+
+    IPBlock ready = operator.block(block);
+    for (int i = 1; i <= 3; i++) {
+      assertThat(inBlock(ready, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
+    }
+    assertThat(operator.block(block).getStatus().getRelease().getRespondedAt())
+        .isEqualTo(respondedAt);
+  }
+
+  /**
+   * The block is Requested while the daemon is down, and kept Requested after its start by changing
+   * the block all the time (each answer the daemon writes meets a new resourceVersion, most of them
+   * 409): from its first sync, the daemon allocates from other blocks.
+   */
+  @Test
+  void aDaemonStartedWhileABlockIsRequestedKeepsItClosedFromItsFirstSync() throws Exception {
+    String pool = pool();
+    String ip = rig.add(pool, 0).ip();
+    String block = blockOf(pool, ip);
+    assertThat(rig.del(pool, 0).ok()).isTrue();
+
+    rig.daemon.kill();
+    String round = operator.request(block);
+    AtomicBoolean touching = new AtomicBoolean(true);
+    Thread toucher =
+        new Thread(
+            () -> {
+              for (int n = 0; touching.get(); n++) {
+                try {
+                  operator.touch(block, n);
+                  Thread.sleep(20);
+                } catch (Exception e) {
+                  return;
+                }
+              }
+            });
+    toucher.start();
+    try {
+      rig.daemon.start();
+      rig.daemon.awaitReady(rig.kipam, bootPool);
+      IPBlock requested = operator.block(block);
+      for (int i = 1; i <= 3; i++) {
+        assertThat(inBlock(requested, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
+      }
+    } finally {
+      touching.set(false);
+      toucher.join();
+    }
+
+    BlockRelease answer = awaitAnswer(block, ReleaseState.Ready);
+    assertThat(answer.getRequestedAt()).isEqualTo(round);
+  }
+
+  @Test
+  void aClearedReleaseOpensTheBlockAgain() {
+    String pool = Fixtures.uniqueName("rel");
+    var spec = Cluster.spec("10.247." + pools++ + ".0/24", 28, 0);
+    spec.setMaxBlocksPerNode(1);
+    Cluster.readyPool(client, pool, spec);
+    String ip = rig.add(pool, 0).ip();
+    String block = blockOf(pool, ip);
+    assertThat(rig.del(pool, 0).ok()).isTrue();
+    operator.request(block);
+    awaitAnswer(block, ReleaseState.Ready);
+    // Its one block is Ready and spec.maxBlocksPerNode allows no other: nothing to allocate from.
+    assertThat(rig.add(pool, 1).stdout()).contains("\"code\":100");
+
+    operator.clear(block);
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(inBlock(operator.block(block), rig.add(pool, 1).ip()))
+                    .as("the address is from the block released no more")
+                    .isTrue());
+  }
+}

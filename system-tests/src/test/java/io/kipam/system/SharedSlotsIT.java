@@ -1,0 +1,149 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.BlockMode;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * More nodes than a pool has slots, each served through Shared slots, with real kipam-node
+ * processes and kipam-operator: 8 nodes share 62 assignable addresses in four /28 slots.
+ *
+ * <p>kipam-operator publishes the pool's {@code status.nodes} (every Node of the cluster: the pool
+ * has no nodeSelector, so at least these 8), and the daemons run with {@code
+ * KIPAM_SHARED_SLOTS=true}. With fewer unclaimed slots than nodes, every slot is claimed Shared
+ * from birth and every address is sub-claimed by the node that uses it.
+ */
+@WithControlPlane
+class SharedSlotsIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
+  private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
+
+  /** Pods per node: 60 of the pool's 62 assignable addresses. */
+  private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
+
+  private final ControlPlane controlPlane;
+  private final KubernetesClient client;
+  private final List<NodeRig> rigs = new ArrayList<>();
+
+  SharedSlotsIT(ControlPlane controlPlane, KubernetesClient client) {
+    this.controlPlane = controlPlane;
+    this.client = client;
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    for (NodeRig rig : rigs) {
+      rig.close();
+    }
+  }
+
+  @Test
+  void everyPodOfEightNodesGetsAnAddressOfFourSharedSlotsAndTheSubClaimsGoBack() throws Exception {
+    String pool = Fixtures.uniqueName("shared");
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.207.0.0/26", 28, 0));
+    Path dir = Files.createTempDirectory("kipam-shared-slots-it");
+    List<String> namespaces = NodeRig.namespaces(client, "shared");
+    for (int n = 0; n < PODS.length; n++) {
+      rigs.add(
+          NodeRig.start(
+              controlPlane, client, dir, namespaces, pool, Map.of("KIPAM_SHARED_SLOTS", "true")));
+    }
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        client.resources(IPPool.class).withName(pool).get().getStatus().getNodes())
+                    .as("Nodes the operator counts for the pool")
+                    .isGreaterThanOrEqualTo(PODS.length));
+
+    ExecutorService callers = Executors.newFixedThreadPool(PODS.length);
+    List<Future<List<CniCall.Outcome>>> outcomes = new ArrayList<>();
+    try {
+      for (int n = 0; n < PODS.length; n++) {
+        NodeRig rig = rigs.get(n);
+        int pods = PODS[n];
+        outcomes.add(
+            callers.submit(
+                () -> {
+                  List<CniCall.Outcome> mine = new ArrayList<>();
+                  for (int i = 0; i < pods; i++) {
+                    mine.add(rig.addRetried(List.of(pool), i, RUNTIME_RETRIES));
+                  }
+                  return mine;
+                }));
+      }
+      for (Future<List<CniCall.Outcome>> f : outcomes) {
+        for (CniCall.Outcome outcome : f.get()) {
+          assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+        }
+      }
+    } finally {
+      callers.shutdownNow();
+    }
+
+    List<IPAddress> held = Cluster.addresses(client, pool);
+    Set<String> ips = new HashSet<>();
+    held.forEach(a -> ips.add(a.getSpec().getIp()));
+    assertThat(held).hasSize(60);
+    assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
+    List<IPBlock> blocks = Cluster.blocks(client, pool);
+    for (IPAddress address : held) {
+      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
+      assertThat(blocks)
+          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
+          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
+    }
+    List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
+    assertThat(slots).hasSize(4);
+    for (IPBlock slot : slots) {
+      if (slot.getSpec().getNode() == null) {
+        assertThat(slot.getStatus().getMode()).isEqualTo(BlockMode.Shared);
+      }
+    }
+
+    for (int n = 0; n < PODS.length; n++) {
+      for (int i = 0; i < PODS[n]; i++) {
+        assertThat(rigs.get(n).del(pool, i).ok()).isTrue();
+      }
+    }
+    await()
+        .atMost(RUNTIME_RETRIES)
+        .untilAsserted(
+            () ->
+                assertThat(Cluster.blocks(client, pool))
+                    .as("the sub-claims go back with their addresses")
+                    .noneMatch(b -> b.getSpec().getParent() != null));
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
+  }
+}

@@ -1,0 +1,129 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.DaemonProcess;
+import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The replay that once erased the wrong lease: pod H in one namespace releases address X, pod N in
+ * another gets X, kube-apiserver restarts and the daemon's watches reconnect (replaying what they
+ * missed). N must keep X: no third pod gets it, CHECK of N passes, and N's DEL removes its object.
+ * Ten rounds, each with its own restart.
+ */
+@WithControlPlane
+class WatchReplayIT {
+
+  /** Makes the test's pools Ready and keeps their status, as in a cluster. */
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int ROUNDS = 10;
+
+  private final KubernetesClient client;
+  private final ControlPlane controlPlane;
+
+  WatchReplayIT(KubernetesClient client, ControlPlane controlPlane) {
+    this.client = client;
+    this.controlPlane = controlPlane;
+  }
+
+  @Test
+  void aReplayedDeleteOfTheOldHolderNeverTakesTheAddressFromTheNewOne() throws Exception {
+    KipamCrds.install(client);
+    List<String> namespaces =
+        List.of(
+            Fixtures.namespace(client, "replay-h"),
+            Fixtures.namespace(client, "replay-n"),
+            Fixtures.namespace(client, "replay-t"));
+    String node = Fixtures.uniqueName("replay-node");
+    Fixtures.registerNode(client, node);
+    String pool = Fixtures.uniqueName("replay");
+    // One address, reused at once: the re-issue to N is certain, and so is any duplicate.
+    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.245.0.7/32", 32, 0));
+    Path dir = Files.createTempDirectory("kipam-replay-it");
+    try (DaemonProcess daemon =
+        new DaemonProcess(dir, node, controlPlane.adminKubeconfig()).start()) {
+      Path kipam = Installer.install(dir.resolve("bin"), daemon.socket);
+      daemon.awaitReady(kipam, pool);
+      String config = Cluster.config("1.1.0", daemon.socket.toString(), pool);
+      for (int round = 0; round < ROUNDS; round++) {
+        Pod h = Cluster.pod(client, namespaces.get(0), "h-" + round, node);
+        Pod n = Cluster.pod(client, namespaces.get(1), "n-" + round, node);
+        Pod t = Cluster.pod(client, namespaces.get(2), "t-" + round, node);
+
+        String x = call(kipam, "ADD", h, config).ip();
+        assertThat(call(kipam, "DEL", h, config).ok()).isTrue();
+        CniCall.Outcome addN = call(kipam, "ADD", n, config);
+        assertThat(addN.ip()).as("round %d: N gets the released address", round).isEqualTo(x);
+
+        controlPlane.stopApiServer();
+        controlPlane.startApiServer();
+        daemon.awaitReady(kipam, pool);
+
+        CniCall.Outcome addT =
+            CniCall.whileTryAgain(() -> call(kipam, "ADD", t, config), Duration.ofSeconds(30));
+        assertThat(addT.stdout())
+            .as("round %d: a third pod finds the pool exhausted, not X free", round)
+            .contains("\"code\":100,");
+        String check =
+            config.replace(
+                "\"ipam\"", "\"prevResult\":" + JSON.readTree(addN.stdout()) + ",\"ipam\"");
+        CniCall.Outcome checked = call(kipam, "CHECK", n, check);
+        assertThat(checked.ok()).as("round %d: CHECK of N: %s", round, checked.stdout()).isTrue();
+        assertThat(holders(pool))
+            .as("round %d: X held once, by N", round)
+            .containsExactly(namespaces.get(1) + "/n-" + round);
+
+        assertThat(call(kipam, "DEL", n, config).ok()).isTrue();
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .untilAsserted(() -> assertThat(holders(pool)).isEmpty());
+      }
+    }
+  }
+
+  private List<String> holders(String pool) {
+    return client
+        .resources(IPAddress.class)
+        .inAnyNamespace()
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .list()
+        .getItems()
+        .stream()
+        .map(a -> a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName())
+        .toList();
+  }
+
+  private static CniCall.Outcome call(Path kipam, String command, Pod pod, String config) {
+    Map<String, String> env =
+        CniCall.env(
+            command,
+            "c-" + pod.getMetadata().getName(),
+            "eth0",
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid());
+    return CniCall.run(kipam, env, config);
+  }
+}

@@ -1,0 +1,93 @@
+package io.kipam.system.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * Writes a benchmark's report: its printed table as {@code <name>.txt}, and two charts drawn by
+ * JFreeChart: the latency CDF of every series ({@code <name>-latency-cdf.png}) and the calls
+ * completed over time ({@code <name>-completions.png}, whose slope is the throughput). Both time
+ * axes are logarithmic, so a system a hundred times slower fits next to the floor.
+ */
+public final class BenchmarkCharts {
+
+  /** One phase: each call's latency (ms) and when it finished (s since the phase started). */
+  public record Series(String name, List<Double> latenciesMs, List<Double> finishedAtSeconds) {}
+
+  private BenchmarkCharts() {}
+
+  public static void write(Path dir, String name, String report, List<Series> series)
+      throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve(name + ".txt"), report);
+    ChartUtils.saveChartAsPNG(
+        dir.resolve(name + "-latency-cdf.png").toFile(), latencyCdf(series), 960, 560);
+    ChartUtils.saveChartAsPNG(
+        dir.resolve(name + "-completions.png").toFile(), completions(series), 960, 560);
+    System.out.printf("report and charts written to %s%n", dir.toAbsolutePath().normalize());
+  }
+
+  private static JFreeChart latencyCdf(List<Series> series) {
+    XYSeriesCollection data = new XYSeriesCollection();
+    for (Series s : series) {
+      List<Double> sorted = new ArrayList<>(s.latenciesMs());
+      Collections.sort(sorted);
+      XYSeries cdf = new XYSeries(s.name());
+      for (int i = 0; i < sorted.size(); i++) {
+        cdf.add(Math.max(0.1, sorted.get(i)), (i + 1) / (double) sorted.size());
+      }
+      data.addSeries(cdf);
+    }
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "ADD latency, cumulative",
+            "latency (ms)",
+            "fraction of ADDs",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
+    ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis("latency (ms, log scale)"));
+    return chart;
+  }
+
+  private static JFreeChart completions(List<Series> series) {
+    XYSeriesCollection data = new XYSeriesCollection();
+    for (Series s : series) {
+      List<Double> sorted = new ArrayList<>(s.finishedAtSeconds());
+      Collections.sort(sorted);
+      XYSeries done = new XYSeries(s.name());
+      for (int i = 0; i < sorted.size(); i++) {
+        done.add(Math.max(0.001, sorted.get(i)), i + 1);
+      }
+      data.addSeries(done);
+    }
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "ADDs completed over time (the slope is the throughput)",
+            "time since the phase started (s)",
+            "ADDs completed",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
+    ((XYPlot) chart.getPlot())
+        .setDomainAxis(new LogAxis("time since the phase started (s, log scale)"));
+    return chart;
+  }
+}

@@ -1,0 +1,599 @@
+package io.kipam.system.bench;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.bench.ComparedIpam.Attempt;
+import io.kipam.system.bench.ComparisonReport.Phase;
+import io.kipam.system.harness.ApiRequestCounts;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.DaemonMetrics;
+import io.kipam.system.harness.Exec;
+import io.kipam.system.harness.KipamProcesses;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.ProcessCpu;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kipam next to whereabouts (default settings and node-slice mode) and next to the floor, on one
+ * control plane of its own, in one run. kipam: the operator and 4 kipam-node daemons as processes,
+ * each ADD through the installed executable. whereabouts: its plugin (built from its Go module by
+ * hack/whereabouts/build.sh) called as a runtime calls an IPAM plugin, its node-slice controller as
+ * a process. The floor: the objects kipam writes per allocation, created straight against
+ * kube-apiserver at the same concurrency. Workloads: burst (200 pods at 8 and at 32 at once),
+ * dual-stack burst, churn (ADD+DEL at a fixed rate for 60 s), exact budget (62 pods, 62 addresses).
+ * Per phase: calls per second, p50/p95/p99, failures by CNI code, API requests per allocation by
+ * verb (kube-apiserver's own {@code apiserver_request_total}) and where the CPU went. Printed and
+ * written with charts to {@code kipam.reportDir}, never asserted; docs/benchmarks.md has the
+ * command and results.
+ */
+public class IpamComparisonBenchmark {
+
+  private static final int NODES = 4;
+  private static final int PODS = 200;
+  private static final int[] CONCURRENCY = {8, 32};
+
+  /** Pods per node in the exact-budget workload: 62, the assignable addresses of a /26. */
+  private static final int[] EXACT_SPREAD = {26, 16, 12, 8};
+
+  /** Churn: ADDs (each after the DEL of its slot's previous pod) per second, for how long. */
+  private static final int CHURN_RATE = 20;
+
+  private static final Duration CHURN_TIME = Duration.ofSeconds(60);
+  private static final int CHURN_SLOTS = 64;
+  private static final int CHURN_IN_FLIGHT = 32;
+
+  private static final String WB_NAMESPACE = "kube-system";
+
+  @Test
+  public void compare() throws Exception {
+    Path whereabouts = whereaboutsDir();
+    ComparisonReport report = new ComparisonReport();
+    Process sliceController = null;
+    try (ControlPlane controlPlane = ControlPlane.fresh();
+        KipamProcesses processes =
+            new KipamProcesses(controlPlane, controlPlane.client(), "compare")) {
+      KubernetesClient client = controlPlane.client();
+      KipamCrds.install(client);
+      installCrds(client, whereabouts.resolve("crds"));
+      OperatorProcess operator = processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
+      String pool = readyPool(client, "compare", "10.216.0.0/16", 26);
+      String pool6 = readyPool(client, "compare6", "fd00:216::/112", 122);
+      String exactPool = readyPool(client, "exact", "10.219.0.0/26", 28);
+      List<NodeRig> rigs = new ArrayList<>();
+      for (int n = 0; n < NODES; n++) {
+        rigs.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "5")));
+      }
+      Map<String, NodeRig> byNode = new HashMap<>();
+      rigs.forEach(r -> byNode.put(r.node, r));
+
+      // whereabouts reads its settings from a file of its own, as its DaemonSet installs one;
+      // without it every call fails with "config file not found".
+      Path wbSettings = processes.dir.resolve("whereabouts.conf");
+      Files.writeString(
+          wbSettings,
+          "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
+              + "{\"kubeconfig\":\""
+              + controlPlane.adminKubeconfig()
+              + "\"}}");
+      sliceController = startSliceController(whereabouts, controlPlane, processes.dir);
+      String sliceConfig = nodeSlices(client, wbSettings, rigs);
+
+      List<Long> kipamPids = new ArrayList<>(List.of(operator.pid()));
+      rigs.forEach(r -> kipamPids.add(r.daemon.pid()));
+      Map<String, List<Long>> groups = new LinkedHashMap<>();
+      groups.put("kipam-operator", kipamPids.subList(0, 1));
+      groups.put("kipam-node daemons", kipamPids.subList(1, kipamPids.size()));
+      controlPlane.pids().forEach((name, pid) -> groups.put(name, List.of(pid)));
+      groups.put("whereabouts controller", List.of(sliceController.pid()));
+      ProcessCpu cpu = new ProcessCpu(groups);
+      Workloads warm = new Workloads(client, cpu, new ComparisonReport());
+      Workloads run = new Workloads(client, cpu, report);
+
+      ComparedIpam kipam = kipam("kipam", byNode, pool);
+      ComparedIpam wb =
+          whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.217.0.0/16"));
+      ComparedIpam slices = whereabouts("wb-slices", whereabouts, sliceConfig);
+      ComparedIpam floor = new ComparedIpam.Floor(client, List.of("4"));
+
+      // Warm-up rounds, unmeasured: kipam's JVMs compile their hot paths (five rounds, 250 ADDs
+      // and DELs per daemon: a node's daemon runs for days, and measured cold each of the four
+      // would spend most of its CPU compiling), whereabouts' pool and lease objects exist,
+      // kube-apiserver has seen every kind of request.
+      List<Pod> warmUp = pods(client, processes, rigs, "w", PODS);
+      for (ComparedIpam ipam : List.of(kipam, kipam, kipam, kipam, kipam, wb, slices, floor)) {
+        warm.burst("warm-up", ipam, 8, warmUp, Duration.ZERO);
+      }
+
+      report.versionLatency(versionP50(rigs.get(0)));
+      int round = 0;
+      for (int concurrency : CONCURRENCY) {
+        List<Pod> pods = pods(client, processes, rigs, "r" + ++round, PODS);
+        double daemonBefore = daemonAddSeconds(rigs);
+        Phase k = run.burst("burst", kipam, concurrency, pods, Duration.ZERO);
+        double daemonMean = (daemonAddSeconds(rigs) - daemonBefore) / PODS * 1000;
+        double callerMean = k.latencies().stream().mapToDouble(d -> d).average().orElse(0);
+        report.note(
+            String.format(
+                "kipam at %d: mean ADD %.1f ms = daemon %.1f ms + executable, socket and waiting"
+                    + " %.1f ms",
+                concurrency, callerMean, daemonMean, callerMean - daemonMean));
+        for (ComparedIpam ipam : List.of(wb, slices, floor)) {
+          run.burst("burst", ipam, concurrency, pods, Duration.ZERO);
+        }
+      }
+
+      // Dual-stack: one IPv4 and one IPv6 address per pod. whereabouts' node slices take one
+      // range only, so they sit this one out.
+      List<Pod> dual = pods(client, processes, rigs, "d", PODS);
+      run.burst("dual", kipam("kipam", byNode, pool, pool6), 8, dual, Duration.ZERO);
+      run.burst(
+          "dual",
+          whereabouts(
+              "whereabouts",
+              whereabouts,
+              wbConfig(wbSettings, "10.222.0.0/16")
+                  .replace(
+                      "\"range\":\"10.222.0.0/16\"",
+                      "\"ipRanges\":[{\"range\":\"10.222.0.0/16\"},{\"range\":\"fd00:222::/112\"}]")),
+          8,
+          dual,
+          Duration.ZERO);
+      run.burst("dual", new ComparedIpam.Floor(client, List.of("4", "6")), 8, dual, Duration.ZERO);
+
+      // Churn: pods come and go at a fixed rate, as Jobs and rolling updates make them.
+      List<Pod> churn = pods(client, processes, rigs, "c", CHURN_SLOTS);
+      for (ComparedIpam ipam : List.of(kipam, wb, slices, floor)) {
+        run.churn(ipam, churn);
+      }
+
+      // Exact budget: as many assignable addresses as pods (a /26 without its network and
+      // broadcast: 62), spread unevenly over the nodes and interleaved, 8 at once; an ADD that
+      // finds no address is retried as a runtime retries, for up to 60 s. Node slices cannot
+      // serve an uneven spread from equal slices of a /26, so they sit this one out.
+      List<Pod> budget = new ArrayList<>();
+      for (int n = 0; n < NODES; n++) {
+        for (int i = 0; i < EXACT_SPREAD[n]; i++) {
+          budget.add(
+              Cluster.pod(
+                  client,
+                  processes.namespaces.get(budget.size() % 3),
+                  "exact-" + n + "-" + i,
+                  rigs.get(n).node));
+        }
+      }
+      Collections.shuffle(budget, new Random(1));
+      Duration retry = Duration.ofSeconds(60);
+      run.burst("exact", kipam("kipam", byNode, exactPool), 8, budget, retry);
+      run.burst(
+          "exact",
+          whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.220.0.0/26")),
+          8,
+          budget,
+          retry);
+
+      List<String> rss = ProcessCpu.peakRss(kipamPids);
+      report.note(
+          "peak RSS over the run: kipam-operator "
+              + rss.get(0)
+              + ", kipam-node daemons "
+              + String.join(", ", rss.subList(1, rss.size())));
+      String text = report.print(header(whereabouts), CONCURRENCY);
+      System.out.print(text);
+      BenchmarkCharts.write(
+          Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report")),
+          "ipam-comparison",
+          text,
+          report.phases().stream()
+              .filter(p -> p.workload().equals("burst"))
+              .map(
+                  p ->
+                      new BenchmarkCharts.Series(
+                          p.system() + " at " + p.concurrency(), p.latencies(), p.finishedAt()))
+              .toList());
+    } finally {
+      if (sliceController != null) {
+        sliceController.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /** The machine, the versions and the workloads, first in the report. */
+  private static String header(Path whereabouts) throws Exception {
+    Matcher mem =
+        Pattern.compile("MemTotal:\\s+(\\d+) kB")
+            .matcher(Files.readString(Path.of("/proc/meminfo")));
+    return String.format(
+        "kipam, whereabouts and the floor on one control plane, %s%n"
+            + "machine: %d cores, %d GiB; Java %s; Kubernetes %s; whereabouts %s%n"
+            + "burst: %d pods over %d nodes, ADDs at %s at once (DELs afterwards, unmeasured);"
+            + " dual: the same with an IPv4 and an IPv6 address per pod, 8 at once;%n"
+            + "churn: %d ADDs/s, each after the DEL of its slot's previous pod (%d slots, at most %d"
+            + " calls in flight) for %d s; exact: 62 pods 26/16/12/8 over %d nodes, a pool of 62"
+            + " addresses, retried up to 60 s%n",
+        LocalDate.now(),
+        Runtime.getRuntime().availableProcessors(),
+        mem.find() ? Math.round(Long.parseLong(mem.group(1)) / 1024.0 / 1024.0) : 0,
+        System.getProperty("java.version"),
+        ControlPlaneBinaries.directory().getFileName().toString().replace("-linux-amd64", ""),
+        whereabouts.getFileName(),
+        PODS,
+        NODES,
+        java.util.Arrays.toString(CONCURRENCY),
+        CHURN_RATE,
+        CHURN_SLOTS,
+        CHURN_IN_FLIGHT,
+        CHURN_TIME.toSeconds(),
+        NODES);
+  }
+
+  /** The workloads, each measured the same way whatever the system. */
+  private record Workloads(KubernetesClient client, ProcessCpu cpu, ComparisonReport report) {
+
+    /**
+     * An ADD per pod, {@code concurrency} at once, timed one by one, then their DELs (untimed).
+     * With a {@code retry} time, an ADD that fails with code 100 (no address) or 11 (try again
+     * later) is tried again every 300 ms, as a runtime retries a sandbox; its latency is the time
+     * until its last answer.
+     */
+    Phase burst(String workload, ComparedIpam ipam, int concurrency, List<Pod> pods, Duration retry)
+        throws Exception {
+      String round = workload.charAt(0) + "" + concurrency + "-" + ipam.name() + "-";
+      Measure m = new Measure(this);
+      double seconds =
+          run(
+              concurrency,
+              pods.size(),
+              i -> {
+                long start = System.nanoTime();
+                Attempt attempt = ipam.add(pods.get(i), round + i);
+                boolean retriedThis = false;
+                while (!attempt.ok()
+                    && attempt.retryable()
+                    && System.nanoTime() - start < retry.toNanos()) {
+                  retriedThis = true;
+                  Thread.sleep(300);
+                  attempt = ipam.add(pods.get(i), round + i);
+                }
+                m.record(ipam, start, attempt, retriedThis);
+              });
+      Phase phase = m.phase(workload, ipam, concurrency, pods.size(), seconds);
+      report.add(phase);
+      run(concurrency, pods.size(), i -> ipam.del(pods.get(i), round + i));
+      return phase;
+    }
+
+    /**
+     * ADDs at a fixed rate for {@link #CHURN_TIME}, each in one of {@code slots.size()} pod slots
+     * after the DEL of the attachment that slot held before; at most {@link #CHURN_IN_FLIGHT} at
+     * once, so a system that cannot keep up falls behind the schedule (its calls per second say by
+     * how much) rather than piling up calls without end. Only the ADDs are timed.
+     */
+    Phase churn(ComparedIpam ipam, List<Pod> slots) throws Exception {
+      Measure m = new Measure(this);
+      String[] held = new String[slots.size()];
+      Semaphore inFlight = new Semaphore(CHURN_IN_FLIGHT);
+      ExecutorService workers = Executors.newFixedThreadPool(CHURN_IN_FLIGHT);
+      List<Future<?>> done = new ArrayList<>();
+      long periodNanos = 1_000_000_000L / CHURN_RATE;
+      long start = System.nanoTime();
+      int issued = 0;
+      while (System.nanoTime() - start < CHURN_TIME.toNanos()) {
+        long due = start + issued * periodNanos;
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          TimeUnit.NANOSECONDS.sleep(wait);
+        }
+        inFlight.acquire();
+        int slot = issued % slots.size();
+        String id = "c-" + ipam.name() + "-" + issued;
+        issued++;
+        done.add(
+            workers.submit(
+                () -> {
+                  try {
+                    // a slot is used again only after its last DEL and ADD are done
+                    synchronized (slots.get(slot)) {
+                      if (held[slot] != null) {
+                        ipam.del(slots.get(slot), held[slot]);
+                      }
+                      long t = System.nanoTime();
+                      Attempt attempt = ipam.add(slots.get(slot), id);
+                      m.record(ipam, t, attempt, false);
+                      held[slot] = id;
+                    }
+                  } finally {
+                    inFlight.release();
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      workers.shutdown();
+      Phase phase = m.phase("churn", ipam, CHURN_RATE, issued, seconds);
+      report.add(phase);
+      for (int s = 0; s < slots.size(); s++) {
+        if (held[s] != null) {
+          ipam.del(slots.get(s), held[s]);
+        }
+      }
+      return phase;
+    }
+  }
+
+  /** What one phase saw, gathered while it runs; kube-apiserver's counts and the CPU around it. */
+  private static final class Measure {
+    private final Workloads workloads;
+    private final ApiRequestCounts requestsBefore;
+    private final ProcessCpu.Snapshot cpuBefore;
+    private final long start = System.nanoTime();
+    private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+    private final List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
+    private final AtomicInteger retried = new AtomicInteger();
+
+    Measure(Workloads workloads) {
+      this.workloads = workloads;
+      this.requestsBefore = ApiRequestCounts.readAll(workloads.client());
+      this.cpuBefore = workloads.cpu().snapshot();
+    }
+
+    void record(ComparedIpam ipam, long callStart, Attempt attempt, boolean retriedThis) {
+      long end = System.nanoTime();
+      latencies.add((end - callStart) / 1e6);
+      finishedAt.add((end - start) / 1e9);
+      if (retriedThis) {
+        retried.incrementAndGet();
+      }
+      if (!attempt.ok() && failures.merge(attempt.failure(), 1, Integer::sum) == 1) {
+        System.out.printf(
+            "%s: first failure with %s: %s%n", ipam.name(), attempt.failure(), attempt.detail());
+      }
+    }
+
+    Phase phase(String workload, ComparedIpam ipam, int concurrency, int calls, double seconds) {
+      Map<String, Double> perAllocation = new TreeMap<>();
+      ApiRequestCounts.readAll(workloads.client())
+          .byVerbSince(requestsBefore)
+          .forEach((verb, n) -> perAllocation.put(verb, n / calls));
+      return new Phase(
+          workload,
+          ipam.name(),
+          concurrency,
+          calls,
+          retried.get(),
+          seconds,
+          List.copyOf(latencies),
+          List.copyOf(finishedAt),
+          Map.copyOf(failures),
+          perAllocation,
+          workloads.cpu().since(cpuBefore, seconds));
+    }
+  }
+
+  private static String readyPool(KubernetesClient client, String prefix, String cidr, int block) {
+    String name = Fixtures.uniqueName(prefix);
+    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, block, 0));
+    return name;
+  }
+
+  /** kipam through each node's installed executable, from {@code pools} (two: dual-stack). */
+  private static ComparedIpam kipam(String name, Map<String, NodeRig> byNode, String... pools) {
+    return new ComparedIpam.Cni(
+        name,
+        pod -> byNode.get(pod.getSpec().getNodeName()).kipam,
+        pod ->
+            Cluster.config(
+                "1.1.0", byNode.get(pod.getSpec().getNodeName()).daemon.socket.toString(), pools));
+  }
+
+  private static ComparedIpam whereabouts(String name, Path dir, String config) {
+    return new ComparedIpam.Cni(name, pod -> dir.resolve("whereabouts"), pod -> config);
+  }
+
+  /** whereabouts' network configuration with its default settings: a range, its settings file. */
+  private static String wbConfig(Path settings, String range) {
+    return "{\"cniVersion\":\"1.0.0\",\"name\":\"compare-whereabouts\",\"type\":\"whereabouts\","
+        + "\"ipam\":{\"type\":\"whereabouts\",\"range\":\""
+        + range
+        + "\",\"configuration_path\":\""
+        + settings
+        + "\"}}";
+  }
+
+  /** whereabouts' node-slice controller, as its Deployment runs it, in whereabouts' namespace. */
+  private static Process startSliceController(Path dir, ControlPlane controlPlane, Path workDir)
+      throws Exception {
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                dir.resolve("whereabouts-nodeslice").toString(),
+                "--kubeconfig",
+                controlPlane.adminKubeconfig().toString())
+            .redirectErrorStream(true)
+            .redirectOutput(workDir.resolve("whereabouts-nodeslice.log").toFile());
+    builder.environment().put("WHEREABOUTS_NAMESPACE", WB_NAMESPACE);
+    return builder.start();
+  }
+
+  /**
+   * A NetworkAttachmentDefinition in node-slice mode (a /16 in /22 slices, one per node), as its
+   * README shows; waits until the controller gave every node its slice. Returns the plugin's
+   * network configuration, the same as the definition's.
+   */
+  private static String nodeSlices(KubernetesClient client, Path settings, List<NodeRig> rigs) {
+    String name = "wb-slices";
+    String config =
+        "{\"cniVersion\":\"1.0.0\",\"name\":\""
+            + name
+            + "\",\"type\":\"macvlan\",\"ipam\":{\"type\":\"whereabouts\","
+            + "\"range\":\"10.221.0.0/16\",\"node_slice_size\":\"/22\",\"configuration_path\":\""
+            + settings
+            + "\"}}";
+    GenericKubernetesResource nad =
+        new GenericKubernetesResourceBuilder()
+            .withApiVersion("k8s.cni.cncf.io/v1")
+            .withKind("NetworkAttachmentDefinition")
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(WB_NAMESPACE)
+            .endMetadata()
+            .addToAdditionalProperties("spec", Map.of("config", config))
+            .build();
+    client.resource(nad).create();
+    Awaitility.await("whereabouts' node-slice controller gives each node a slice")
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> slicedNodes(client, name).containsAll(rigs.stream().map(r -> r.node).toList()));
+    return config;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> slicedNodes(KubernetesClient client, String name) {
+    GenericKubernetesResource pool =
+        client
+            .genericKubernetesResources("whereabouts.cni.cncf.io/v1alpha1", "NodeSlicePool")
+            .inNamespace(WB_NAMESPACE)
+            .withName(name)
+            .get();
+    if (pool == null || !(pool.getAdditionalProperties().get("status") instanceof Map<?, ?> s)) {
+      return List.of();
+    }
+    Object allocations = ((Map<String, Object>) s).get("allocations");
+    if (!(allocations instanceof List<?> list)) {
+      return List.of();
+    }
+    return list.stream()
+        .map(a -> String.valueOf(((Map<String, Object>) a).get("nodeName")))
+        .toList();
+  }
+
+  /** The median of 200 VERSION calls of the installed executable, in milliseconds. */
+  private static double versionP50(NodeRig rig) {
+    List<Double> times = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      long start = System.nanoTime();
+      CniCall.run(rig.kipam, Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"1.1.0\"}");
+      times.add((System.nanoTime() - start) / 1e6);
+    }
+    Collections.sort(times);
+    return times.get(times.size() / 2);
+  }
+
+  /** The daemons' own time on ADDs so far (kipam_cni_call_duration_seconds), in seconds. */
+  private static double daemonAddSeconds(List<NodeRig> rigs) throws Exception {
+    double sum = 0;
+    for (NodeRig rig : rigs) {
+      sum += DaemonMetrics.addSeconds(rig.daemon.socket)[0];
+    }
+    return sum;
+  }
+
+  /** {@code count} pods over the nodes (bound to them) and three namespaces, made before timing. */
+  private static List<Pod> pods(
+      KubernetesClient client,
+      KipamProcesses processes,
+      List<NodeRig> rigs,
+      String round,
+      int count) {
+    List<Pod> pods = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      pods.add(
+          Cluster.pod(
+              client,
+              processes.namespaces.get(i % 3),
+              "p-" + round + "-" + i,
+              rigs.get(i % NODES).node));
+    }
+    return pods;
+  }
+
+  /** Runs {@code task} for 0..count-1 with {@code concurrency} workers; the seconds it took. */
+  private static double run(int concurrency, int count, IntTask task) throws Exception {
+    ExecutorService workers = Executors.newFixedThreadPool(concurrency);
+    AtomicInteger next = new AtomicInteger();
+    long start = System.nanoTime();
+    List<Future<?>> done = new ArrayList<>();
+    for (int w = 0; w < concurrency; w++) {
+      done.add(
+          workers.submit(
+              () -> {
+                for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
+                  task.accept(i);
+                }
+                return null;
+              }));
+    }
+    for (Future<?> f : done) {
+      f.get();
+    }
+    workers.shutdown();
+    return (System.nanoTime() - start) / 1e9;
+  }
+
+  @FunctionalInterface
+  private interface IntTask {
+    void accept(int i) throws Exception;
+  }
+
+  private static void installCrds(KubernetesClient client, Path dir) throws Exception {
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file : files.sorted().toList()) {
+        try (InputStream in = Files.newInputStream(file)) {
+          CustomResourceDefinition crd =
+              client.apiextensions().v1().customResourceDefinitions().load(in).item();
+          client.resource(crd).forceConflicts().serverSideApply();
+          Fixtures.awaitEstablished(client, crd.getMetadata().getName());
+        }
+      }
+    }
+  }
+
+  private static Path whereaboutsDir() {
+    Exec.Result built =
+        Exec.run(
+                List.of(
+                    "bash",
+                    ControlPlaneBinaries.repositoryRoot()
+                        .resolve("hack/whereabouts/build.sh")
+                        .toString()),
+                Map.of(),
+                "")
+            .orFail();
+    return Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
+  }
+}

@@ -1,0 +1,92 @@
+package io.kipam.system.harness;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A kipam-node running as its own JVM, as on a node, so tests can SIGKILL it and start it again.
+ * Its output goes to a log file that failed tests point at.
+ */
+public final class DaemonProcess extends JvmProcess<DaemonProcess> {
+
+  public final String node;
+  public final Path socket;
+  public final Path stateDir;
+  private final Path kubeconfig;
+
+  public DaemonProcess(Path dir, String node, Path kubeconfig) {
+    this(dir, node, kubeconfig, node + ".log");
+  }
+
+  /** Another process for the same node (same socket and state), logging to its own file. */
+  public DaemonProcess(Path dir, String node, Path kubeconfig, String logName) {
+    super(dir.resolve(logName));
+    this.node = node;
+    this.socket = dir.resolve(node).resolve("kipam.sock");
+    this.stateDir = dir.resolve(node).resolve("state");
+    this.kubeconfig = kubeconfig;
+  }
+
+  /** cni-plugin's jar and its {@code target/daemon.classpath}, as the image ships them. */
+  @Override
+  public String classpath() throws IOException {
+    Path target = CniPluginBuild.target();
+    String deps = Files.readString(target.resolve("daemon.classpath")).trim();
+    try (var files = Files.list(target)) {
+      String jar =
+          files
+              .map(Path::toString)
+              .filter(f -> f.matches(".*/kipam-cni-plugin-[^/]*\\d(-SNAPSHOT)?\\.jar"))
+              .findFirst()
+              .orElseThrow(() -> new IllegalStateException("package the cni-plugin module first"));
+      return jar + ":" + deps;
+    }
+  }
+
+  /**
+   * The kipam-node image's JVM options (images/node/pom.xml): the client compiler only, which
+   * halves the daemon's CPU per CNI call (docs/benchmarks.md).
+   */
+  @Override
+  public List<String> jvmOptions() {
+    return List.of("-XX:TieredStopAtLevel=1");
+  }
+
+  @Override
+  public String mainClass() {
+    return "io.kipam.node.NodeDaemon";
+  }
+
+  @Override
+  public Map<String, String> environment() {
+    return Map.of(
+        "NODE_NAME",
+        node,
+        "KIPAM_SOCKET",
+        socket.toString(),
+        "KIPAM_STATE_DIR",
+        stateDir.toString(),
+        "KUBECONFIG",
+        kubeconfig.toString(),
+        "KIPAM_GC_GRACE_SECONDS",
+        "2",
+        "KIPAM_SETTLE_SECONDS",
+        "5");
+  }
+
+  /** Waits until STATUS through {@code kipam} succeeds: the daemon serves and has synced. */
+  public void awaitReady(Path kipam, String pool) {
+    String config = Cluster.config("1.1.0", socket.toString(), pool);
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(120))
+        .untilAsserted(
+            () ->
+                org.assertj.core.api.Assertions.assertThat(
+                        CniCall.run(kipam, java.util.Map.of("CNI_COMMAND", "STATUS"), config).ok())
+                    .as("kipam-node of %s ready; its log: %s", node, log)
+                    .isTrue());
+  }
+}

@@ -1,0 +1,120 @@
+package io.kipam.system.harness;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.KipamCrds;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The kipam processes one test starts, both halves as in a cluster: kipam-operator processes and
+ * registered nodes with their kipam-node ({@link NodeRig}), logging into one temporary directory,
+ * their pods spread over namespaces of the test's own (three unless told otherwise). {@link #close}
+ * stops them all, in the order they were started.
+ *
+ * <p>As a JUnit 5 extension on an instance field of a {@code @WithControlPlane} test class
+ * ({@code @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand")}),
+ * it is the whole preamble of such a test: before each test it installs kipam's CRDs on the shared
+ * control plane and makes the test's namespaces and directory; after each test it stops every
+ * process the test started.
+ */
+public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, AfterEachCallback {
+
+  public Path dir;
+  public List<String> namespaces;
+  private ControlPlane controlPlane;
+  private KubernetesClient client;
+  private final String name;
+  private final int namespaceCount;
+  private final List<AutoCloseable> started = new ArrayList<>();
+
+  /** {@code name} names the directory and prefixes the namespaces. */
+  public KipamProcesses(ControlPlane controlPlane, KubernetesClient client, String name)
+      throws IOException {
+    this(controlPlane, client, name, 3);
+  }
+
+  /** As above, with the pods spread over {@code namespaceCount} namespaces. */
+  public KipamProcesses(
+      ControlPlane controlPlane, KubernetesClient client, String name, int namespaceCount)
+      throws IOException {
+    this(name, namespaceCount);
+    open(controlPlane, client);
+  }
+
+  private KipamProcesses(String name, int namespaceCount) {
+    this.name = name;
+    this.namespaceCount = namespaceCount;
+  }
+
+  /** The processes of each test of a class, as an extension (see above). */
+  public static KipamProcesses perTest(String name) {
+    return new KipamProcesses(name, 3);
+  }
+
+  private void open(ControlPlane controlPlane, KubernetesClient client) throws IOException {
+    this.controlPlane = controlPlane;
+    this.client = client;
+    this.dir = Files.createTempDirectory("kipam-" + name + "-it");
+    this.namespaces = NodeRig.namespaces(client, name, namespaceCount);
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) throws Exception {
+    ControlPlane shared = ControlPlane.shared();
+    KipamCrds.install(shared.client());
+    open(shared, shared.client());
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) throws Exception {
+    close();
+  }
+
+  /** An operator process, not started yet (add settings with {@code withEnv}, holds, ...). */
+  public OperatorProcess operator() {
+    OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
+    started.add(operator);
+    return operator;
+  }
+
+  /** An operator process started with {@code env} added, once it leads. */
+  public OperatorProcess leadingOperator(Map<String, String> env, Duration within) {
+    return operator().startLeading(env, within);
+  }
+
+  /** A registered node whose kipam-node runs with {@code env}, ready ({@code pool} is Ready). */
+  public NodeRig node(String pool, Map<String, String> env) throws Exception {
+    NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
+    started.add(rig);
+    return rig;
+  }
+
+  /**
+   * A registered node whose kipam-node runs with {@code env} and the credentials of {@code
+   * kubeconfig} (given the node's name), ready ({@code pool} is Ready).
+   */
+  public NodeRig node(String pool, Map<String, String> env, Function<String, Path> kubeconfig)
+      throws Exception {
+    NodeRig rig = NodeRig.start(client, dir, namespaces, pool, env, kubeconfig);
+    started.add(rig);
+    return rig;
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (AutoCloseable c : started) {
+      c.close();
+    }
+    started.clear();
+  }
+}

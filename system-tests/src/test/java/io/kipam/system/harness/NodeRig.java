@@ -1,0 +1,214 @@
+package io.kipam.system.harness;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * One registered node with its kipam-node process and the installed executable, for ITs about the
+ * node's blocks. Pod {@code i} lives in namespace {@code i % n} of the rig's n (three unless told
+ * otherwise), so addresses of one pool are held in several namespaces, where no 409 hides a
+ * duplicate.
+ */
+public final class NodeRig implements AutoCloseable {
+
+  public final String node;
+  public final DaemonProcess daemon;
+  public final Path kipam;
+  private final KubernetesClient client;
+  private final List<String> namespaces;
+  private final Map<Integer, Pod> pods = new java.util.concurrent.ConcurrentHashMap<>();
+  private final String statusPool;
+
+  private NodeRig(
+      KubernetesClient client,
+      String node,
+      DaemonProcess daemon,
+      Path kipam,
+      List<String> namespaces,
+      String statusPool) {
+    this.client = client;
+    this.node = node;
+    this.daemon = daemon;
+    this.kipam = kipam;
+    this.namespaces = namespaces;
+    this.statusPool = statusPool;
+  }
+
+  /**
+   * Registers a node, starts its daemon with {@code env} and waits until it is ready ({@code pool}
+   * is any Ready pool, for the STATUS call).
+   */
+  public static NodeRig start(
+      ControlPlane controlPlane,
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      Map<String, String> env)
+      throws Exception {
+    return start(client, dir, namespaces, pool, env, node -> controlPlane.adminKubeconfig());
+  }
+
+  /**
+   * As above, with the daemon's credentials from {@code kubeconfig}, asked once the Node is
+   * registered (a token can be bound to the Node only once it exists).
+   */
+  public static NodeRig start(
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      Map<String, String> env,
+      Function<String, Path> kubeconfig)
+      throws Exception {
+    String node = Fixtures.uniqueName("node");
+    Fixtures.registerNode(client, node);
+    DaemonProcess daemon = new DaemonProcess(dir, node, kubeconfig.apply(node));
+    env.forEach(daemon::withEnv);
+    Path kipam = Installer.install(dir.resolve(node).resolve("bin"), daemon.socket);
+    daemon.start();
+    daemon.awaitReady(kipam, pool);
+    return new NodeRig(client, node, daemon, kipam, namespaces, pool);
+  }
+
+  /** Three namespaces for the pods of one or more rigs. */
+  public static List<String> namespaces(KubernetesClient client, String prefix) {
+    return namespaces(client, prefix, 3);
+  }
+
+  /** {@code count} namespaces for the pods of one or more rigs. */
+  public static List<String> namespaces(KubernetesClient client, String prefix, int count) {
+    List<String> namespaces = new java.util.ArrayList<>();
+    for (int q = 0; q < count; q++) {
+      namespaces.add(Fixtures.namespace(client, prefix + "-q" + q));
+    }
+    return List.copyOf(namespaces);
+  }
+
+  /**
+   * ADD for pod {@code i}. A pool made Ready a moment ago may not have reached the daemon's pool
+   * watch yet (code 101, "not Ready"): that answer is retried for a few seconds, as a runtime
+   * retries a failed sandbox.
+   */
+  public CniCall.Outcome add(String pool, int i) {
+    return add(List.of(pool), i);
+  }
+
+  /** ADD for pod {@code i} with one address from each of {@code pools}, as {@link #add}. */
+  public CniCall.Outcome add(List<String> pools, int i) {
+    return org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .pollDelay(java.time.Duration.ZERO)
+        .pollInterval(java.time.Duration.ofMillis(200))
+        .until(
+            () -> call("ADD", pools, i),
+            o ->
+                o.ok()
+                    || !(o.stdout().contains("\"code\":101")
+                        && o.stdout().contains("is not Ready")));
+  }
+
+  /**
+   * ADD for pod {@code i}, retried on "no address left" (code 100) and "try again later" (code 11:
+   * the daemon cannot be reached or is not ready, as while it starts again) for up to {@code
+   * within}, as a runtime retries a sandbox; returns the last answer. While other nodes race for
+   * the same addresses, or a block or address is on its way to this node, one ADD may find none.
+   */
+  public CniCall.Outcome addRetried(List<String> pools, int i, java.time.Duration within)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    CniCall.Outcome outcome = add(pools, i);
+    while (!outcome.ok()
+        && (outcome.stdout().contains("\"code\":100,") || outcome.stdout().contains("\"code\":11,"))
+        && System.nanoTime() < deadline) {
+      Thread.sleep(300); // a runtime's back-off before it tries the sandbox again
+      outcome = add(pools, i);
+    }
+    return outcome;
+  }
+
+  public CniCall.Outcome del(String pool, int i) {
+    return call("DEL", List.of(pool), i);
+  }
+
+  /** The namespaces of this rig's pods: pod {@code i} lives in the {@code i % n}th. */
+  public List<String> namespaces() {
+    return namespaces;
+  }
+
+  /** The pool STATUS is asked about when the daemon (re)starts. */
+  public String statusPool() {
+    return statusPool;
+  }
+
+  /** Pod {@code i} of this node, created on first use in namespace {@code i % n}. */
+  public Pod pod(int i) {
+    return pods.computeIfAbsent(
+        i,
+        k ->
+            Cluster.pod(
+                client,
+                namespaces.get(Math.floorMod(k, namespaces.size())),
+                node + "-pod-" + k,
+                node));
+  }
+
+  private CniCall.Outcome call(String command, List<String> pools, int i) {
+    Pod pod = pod(i);
+    return CniCall.run(
+        kipam,
+        CniCall.env(
+            command,
+            node + "-c-" + i,
+            "eth0",
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid()),
+        Cluster.config("1.1.0", daemon.socket.toString(), pools.toArray(String[]::new)));
+  }
+
+  /** Deletes pod {@code i}, as a user would; its IPAddresses go with it (garbage collector). */
+  public void deletePod(int i) {
+    client.resource(pods.remove(i)).withGracePeriod(0).delete();
+  }
+
+  /** SIGKILLs the daemon, starts it again and waits until it is ready. */
+  public void restart() throws InterruptedException {
+    daemon.kill();
+    daemon.start();
+    daemon.awaitReady(kipam, statusPool);
+  }
+
+  /** This node's blocks of {@code pool}. */
+  public List<IPBlock> blocks(String pool) {
+    return client
+        .resources(IPBlock.class)
+        .withLabel(ApiConstants.LABEL_POOL, pool)
+        .withLabel(ApiConstants.LABEL_NODE, node)
+        .list()
+        .getItems();
+  }
+
+  /** This node's block of {@code pool} that holds {@code ip}. */
+  public Optional<IPBlock> blockOf(String pool, String ip) {
+    return blocks(pool).stream()
+        .filter(b -> Cidr.parse(b.getSpec().getCidr()).contains(IpAddress.parse(ip)))
+        .findFirst();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    daemon.close();
+  }
+}

@@ -67,6 +67,10 @@ public final class ControlPlane implements AutoCloseable {
           .toList();
 
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
+
+  /** How long {@link #stopApiServer()} lets kube-apiserver shut down before it kills it. */
+  public static final Duration API_SERVER_GRACE = Duration.ofSeconds(2);
+
   private static ControlPlane shared;
 
   private final Path binaries;
@@ -363,9 +367,14 @@ public final class ControlPlane implements AutoCloseable {
   /**
    * Stops kube-apiserver, leaving etcd and the controllers running, so tests can see what kipam
    * does while the API is unreachable. {@link #startApiServer()} brings it back on the same port.
+   *
+   * <p>SIGTERM first: kube-apiserver stops taking new requests at once. Its graceful shutdown then
+   * keeps the open watches for longer than a test should wait (more than 15 s measured, every
+   * time), so after {@link #API_SERVER_GRACE} it is killed, as a crashed or evicted API server
+   * would be; clients see the same outage either way, and every watch ends.
    */
   public void stopApiServer() {
-    apiServer.stop();
+    apiServer.stop(API_SERVER_GRACE);
   }
 
   /** The pids of the control plane's running processes by binary name, for CPU accounting. */
@@ -504,9 +513,10 @@ public final class ControlPlane implements AutoCloseable {
       client.close();
       client = null;
     }
-    for (ManagedProcess p : List.of(scheduler, controllerManager, apiServer, etcd)) {
-      p.stop();
-    }
+    scheduler.stop();
+    controllerManager.stop();
+    apiServer.stop(API_SERVER_GRACE);
+    etcd.stop();
     if (bridge != null) {
       bridge.close();
     }

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
@@ -61,14 +62,19 @@ final class ManagedProcess {
     return process != null && process.isAlive();
   }
 
-  /** Stops the process with SIGTERM, escalating to SIGKILL when it does not exit in time. */
+  /** Stops the process with SIGTERM, escalating to SIGKILL when it does not exit in 15 s. */
   synchronized void stop() {
+    stop(Duration.ofSeconds(15));
+  }
+
+  /** Stops the process with SIGTERM, escalating to SIGKILL when it does not exit within grace. */
+  synchronized void stop(Duration grace) {
     if (process == null) {
       return;
     }
     process.destroy();
     try {
-      if (!process.waitFor(15, TimeUnit.SECONDS)) {
+      if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {

@@ -18,6 +18,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -63,6 +64,7 @@ class AttachmentLifecycleIT {
   private final long seed =
       Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
   private final Random random = new Random(seed);
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("attach");
   private String pool;
   private NodeRig rig;
@@ -74,7 +76,6 @@ class AttachmentLifecycleIT {
   @BeforeEach
   void setUp() throws Exception {
     System.out.println("AttachmentLifecycleIT seed " + seed);
-    processes.leadingOperator(Map.of(), WITHIN);
     pool = Fixtures.uniqueName("attach");
     Cluster.poolReadiedByOperator(
         client,

@@ -84,11 +84,7 @@ class BlockChaosIT {
 
   /** {@code count} registered nodes, each with its kipam-node process, ready. */
   private List<NodeRig> nodes(int count, String pool) throws Exception {
-    List<NodeRig> nodes = new ArrayList<>();
-    for (int n = 0; n < count; n++) {
-      nodes.add(processes.node(pool, DAEMON));
-    }
-    return nodes;
+    return processes.nodes(pool, count, DAEMON);
   }
 
   private void createPool(String name, String cidr) {

@@ -59,10 +59,7 @@ class DualStackSharedSlotsIT {
     int capacity =
         Integer.parseInt(
             client.resources(IPPool.class).withName(v6).get().getStatus().getCapacity());
-    List<NodeRig> nodes = new ArrayList<>();
-    for (int n = 0; n < NODES; n++) {
-      nodes.add(processes.node(v4, Map.of("KIPAM_SHARED_SLOTS", "true")));
-    }
+    List<NodeRig> nodes = processes.nodes(v4, NODES, Map.of("KIPAM_SHARED_SLOTS", "true"));
     assertThat(NODES * PODS_PER_NODE).as("more pods than IPv6 addresses").isGreaterThan(capacity);
 
     ExecutorService callers = Executors.newFixedThreadPool(NODES);

@@ -115,11 +115,7 @@ class ExactBudgetHostPrefixIT {
   private List<NodeRig> startNodes(String pool, String cidr, IntFunction<Map<String, String>> env)
       throws Exception {
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec(cidr, 32, REUSE_DELAY_SECONDS));
-    List<NodeRig> nodes = new ArrayList<>();
-    for (int n = 0; n < NODES; n++) {
-      nodes.add(processes.node(pool, env.apply(n)));
-    }
-    return nodes;
+    return processes.nodes(pool, NODES, env);
   }
 
   /** Fourteen nodes take one address each, the fifteenth finds none; then all 14 are released. */

@@ -9,7 +9,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -28,7 +28,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -53,16 +52,11 @@ class NoFalseExhaustedIT {
 
   private final KubernetesClient client;
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("exact");
-  private OperatorProcess operator;
 
   NoFalseExhaustedIT(KubernetesClient client) {
     this.client = client;
-  }
-
-  @BeforeEach
-  void setUp() throws Exception {
-    operator = processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
   }
 
   /** The pools of the acceptance: a pool's addresses, its block size, and its pods per node. */
@@ -89,10 +83,7 @@ class NoFalseExhaustedIT {
   @EnumSource(Case.class)
   void anExactPoolNeverAnswersExhaustedAndServesEveryPod(Case c) throws Exception {
     String pool = pool(c);
-    List<NodeRig> rigs = new ArrayList<>();
-    for (int n = 0; n < c.nodes; n++) {
-      rigs.add(processes.node(pool, DAEMON));
-    }
+    List<NodeRig> rigs = processes.nodes(pool, c.nodes, DAEMON);
     Random random = new Random(seed);
     List<Integer> nodeOf = placement(c, random);
     System.out.printf("%s (seed %d): pods per node %s%n", c, seed, perNode(nodeOf, c.nodes));
@@ -137,9 +128,9 @@ class NoFalseExhaustedIT {
           "%s: %d of %d pods served in %.1f s; answers by code (0 = served) %s%n",
           c, served, nodeOf.size(), (System.nanoTime() - start) / 1e9, new TreeMap<>(answers));
       assertThat(falseExhausted)
-          .as("code 100 while the pool had free addresses (operator log %s)", operator.log)
+          .as("code 100 while the pool had free addresses (operator log %s)", OPERATOR.log())
           .isEmpty();
-      assertThat(served).as("operator log %s", operator.log).isEqualTo(c.addresses);
+      assertThat(served).as("operator log %s", OPERATOR.log()).isEqualTo(c.addresses);
     } finally {
       runtimes.shutdownNow();
     }

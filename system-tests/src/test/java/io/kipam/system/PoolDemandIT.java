@@ -98,10 +98,7 @@ class PoolDemandIT {
   void everyPodOfAnExactPoolIsServedInAnyOrderThePodsArrive(Order order) throws Exception {
     startOperator(o -> {});
     String pool = pool(Fixtures.uniqueName("demand"));
-    List<NodeRig> rigs = new ArrayList<>();
-    for (int n = 0; n < PODS.length; n++) {
-      rigs.add(processes.node(pool, DAEMON));
-    }
+    List<NodeRig> rigs = processes.nodes(pool, PODS.length, DAEMON);
     System.out.printf("order %s (seed %d)%n", order, seed);
     serveEveryPod(pool, rigs, arrivals(order), WITHIN, "order " + order);
   }
@@ -130,10 +127,9 @@ class PoolDemandIT {
           }
         });
     pool(pool);
-    List<NodeRig> rigs = new ArrayList<>();
-    for (int n = 0; n < PODS.length; n++) {
-      rigs.add(processes.node(pool, kill == Kill.DONOR_DAEMON ? heldDaemon(pool, n) : DAEMON));
-    }
+    List<NodeRig> rigs =
+        processes.nodes(
+            pool, PODS.length, n -> kill == Kill.DONOR_DAEMON ? heldDaemon(pool, n) : DAEMON);
     RestartHeld restarts =
         new RestartHeld(
             operator,
@@ -168,10 +164,7 @@ class PoolDemandIT {
     startOperator(o -> {});
     String pool = pool(Fixtures.uniqueName("demand"));
     NodeRig stopped = processes.node(pool, heldDaemon(pool, 0));
-    List<NodeRig> others = new ArrayList<>();
-    for (int n = 1; n < 4; n++) {
-      others.add(processes.node(pool, DAEMON));
-    }
+    List<NodeRig> others = processes.nodes(pool, 3, DAEMON);
     assertThat(stopped.add(pool, 0).ok()).isTrue();
     for (NodeRig rig : others) {
       for (int i = 0; i < 3; i++) {

@@ -121,10 +121,9 @@ class SlotConversionIT {
     String pool = Fixtures.uniqueName("convert");
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.2.0/26", 28, 0));
     int[] spread = {26, 16, 12, 8};
-    List<NodeRig> rigs = new ArrayList<>();
+    List<NodeRig> rigs = processes.nodes(pool, spread.length, Map.of());
     List<int[]> pods = new ArrayList<>();
     for (int n = 0; n < spread.length; n++) {
-      rigs.add(processes.node(pool, Map.of()));
       for (int i = 0; i < spread[n]; i++) {
         pods.add(new int[] {n, i});
       }
@@ -164,11 +163,7 @@ class SlotConversionIT {
   private List<NodeRig> startNodes(String pool, String cidr, IntFunction<Map<String, String>> env)
       throws Exception {
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec(cidr, 28, 0));
-    List<NodeRig> rigs = new ArrayList<>();
-    for (int n = 0; n < PODS.length; n++) {
-      rigs.add(processes.node(pool, env.apply(n)));
-    }
-    return rigs;
+    return processes.nodes(pool, PODS.length, env);
   }
 
   /**

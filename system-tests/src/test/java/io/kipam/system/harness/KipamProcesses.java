@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -97,6 +98,31 @@ public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, 
     NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
     started.add(rig);
     return rig;
+  }
+
+  /**
+   * {@code count} registered nodes, node {@code n}'s kipam-node running with {@code env.apply(n)},
+   * all ready ({@code pool} is Ready). Their daemons start at once, not one after the other.
+   */
+  public List<NodeRig> nodes(String pool, int count, IntFunction<Map<String, String>> env)
+      throws Exception {
+    List<NodeRig> rigs = new ArrayList<>();
+    for (int n = 0; n < count; n++) {
+      NodeRig rig =
+          NodeRig.launch(
+              client, dir, namespaces, pool, env.apply(n), node -> controlPlane.adminKubeconfig());
+      started.add(rig);
+      rigs.add(rig);
+    }
+    for (NodeRig rig : rigs) {
+      rig.awaitReady();
+    }
+    return rigs;
+  }
+
+  /** {@code count} nodes whose kipam-node all run with {@code env}, as above. */
+  public List<NodeRig> nodes(String pool, int count, Map<String, String> env) throws Exception {
+    return nodes(pool, count, n -> env);
   }
 
   /**

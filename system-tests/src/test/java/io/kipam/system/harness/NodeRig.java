@@ -72,14 +72,36 @@ public final class NodeRig implements AutoCloseable {
       Map<String, String> env,
       Function<String, Path> kubeconfig)
       throws Exception {
+    NodeRig rig = launch(client, dir, namespaces, pool, env, kubeconfig);
+    rig.awaitReady();
+    return rig;
+  }
+
+  /**
+   * As {@link #start}, without waiting for the daemon: several rigs launched one after the other
+   * start their JVMs at once, and {@link #awaitReady} then waits for each. The caller closes the
+   * rig also when it never gets ready.
+   */
+  public static NodeRig launch(
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      Map<String, String> env,
+      Function<String, Path> kubeconfig)
+      throws Exception {
     String node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     DaemonProcess daemon = new DaemonProcess(dir, node, kubeconfig.apply(node));
     env.forEach(daemon::withEnv);
     Path kipam = Installer.install(dir.resolve(node).resolve("bin"), daemon.socket);
     daemon.start();
-    daemon.awaitReady(kipam, pool);
     return new NodeRig(client, node, daemon, kipam, namespaces, pool);
+  }
+
+  /** Waits until the daemon answers a STATUS call for the rig's pool. */
+  public void awaitReady() throws Exception {
+    daemon.awaitReady(kipam, statusPool);
   }
 
   /** Three namespaces for the pods of one or more rigs. */

@@ -78,9 +78,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   private IPPool pool(String prefix) {
     String name = Fixtures.uniqueName(prefix);
     int n = SUBNET.incrementAndGet();
-    kipam.createPool(name, "10.70." + n + ".0/24", 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.pool(name);
+    return kipam.checkedPool(name, "10.70." + n + ".0/24", WITHIN);
   }
 
   private static String cidr(IPPool pool, int block) {

@@ -132,13 +132,11 @@ class OperatorRbacWithPlayedDaemonIT {
     try (RunningOperator operator = RunningOperator.start(env)) {
       await().atMost(WITHIN).until(operator::isLeader);
       String name = Fixtures.uniqueName("rbac");
-      IPPool pool = kipam.createPool(name, "10.80.0.0/24", 28, Fixtures.uniqueName("net"));
-      await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
+      IPPool pool = kipam.checkedPool(name, "10.80.0.0/24", WITHIN);
       await().atMost(WITHIN).until(() -> kipam.eventReasons(name).contains("Ready"));
 
       // The release handshake: status write, fresh read, IPAddress list, delete.
-      IPBlock released = kipam.claimBlock(pool, "10.80.0.0/28", node);
-      kipam.reportAllocated(released.getMetadata().getName(), 0);
+      IPBlock released = kipam.claimReported(pool, "10.80.0.0/28", node, 0);
       await()
           .atMost(WITHIN)
           .until(
@@ -150,14 +148,12 @@ class OperatorRbacWithPlayedDaemonIT {
       await().atMost(WITHIN).until(() -> kipam.block(released.getMetadata().getName()) == null);
 
       // A deleted Node's block: Node watch and fresh read.
-      IPBlock orphan = kipam.claimBlock(pool, "10.80.0.16/28", gone);
-      kipam.reportAllocated(orphan.getMetadata().getName(), 1);
+      IPBlock orphan = kipam.claimReported(pool, "10.80.0.16/28", gone, 1);
       client.nodes().withName(gone).delete();
       await().atMost(WITHIN).until(() -> kipam.block(orphan.getMetadata().getName()) == null);
 
       // Pool deletion: IPAddress list, block delete, finalizer removal.
-      IPBlock held = kipam.claimBlock(pool, "10.80.0.32/28", node);
-      kipam.reportAllocated(held.getMetadata().getName(), 1);
+      IPBlock held = kipam.claimReported(pool, "10.80.0.32/28", node, 1);
       IPAddress address =
           kipam.allocate(Fixtures.namespace(client, "rbac"), held, Kipam.addressIn(held, 3));
       client.resources(IPPool.class).withName(name).delete();

@@ -3,20 +3,16 @@ package io.kipam.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A pool sized to the last address: when one node's blocks are full and no block is left to claim,
@@ -31,38 +27,18 @@ import org.junit.jupiter.api.Test;
 class PoolPressureWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
-  private static RunningOperator operator;
-  private static String nodeA;
-  private static String nodeB;
 
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster =
+      OperatorPerClass.withSettings(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"))
+          .andNodes("node-a", "node-b");
 
-  PoolPressureWithPlayedDaemonIT(KubernetesClient client) {
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    nodeA = Fixtures.uniqueName("node-a");
-    nodeB = Fixtures.uniqueName("node-b");
-    Fixtures.registerNode(client, nodeA);
-    Fixtures.registerNode(client, nodeB);
-    operator = RunningOperator.start(controlPlane, Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
+  private final Kipam kipam = new Kipam(cluster.client());
+  private final String nodeA = cluster.node(0);
+  private final String nodeB = cluster.node(1);
 
   private IPPool poolCheckedByOperator(String cidr) {
-    String name = Fixtures.uniqueName("short");
-    kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.pool(name);
+    return kipam.checkedPool(Fixtures.uniqueName("short"), cidr, WITHIN);
   }
 
   private BlockRelease release(IPBlock block) {
@@ -73,11 +49,8 @@ class PoolPressureWithPlayedDaemonIT {
   @Test
   void aFullNodeGetsTheEmptyBlockOfAnotherNodeWhenNoBlockIsLeft() {
     IPPool pool = poolCheckedByOperator("10.62.0.0/27");
-    IPBlock idle = kipam.claimBlock(pool, "10.62.0.16/28", nodeB);
-    kipam.reportAllocated(idle.getMetadata().getName(), 0);
-    IPBlock full = kipam.claimBlock(pool, "10.62.0.0/28", nodeA);
-
-    kipam.reportAllocated(full.getMetadata().getName(), 15);
+    IPBlock idle = kipam.claimReported(pool, "10.62.0.16/28", nodeB, 0);
+    IPBlock full = kipam.claimReported(pool, "10.62.0.0/28", nodeA, 15);
 
     await()
         .atMost(WITHIN)
@@ -97,11 +70,8 @@ class PoolPressureWithPlayedDaemonIT {
   @Test
   void nothingMovesWhileABlockIsLeftToClaim() {
     IPPool pool = poolCheckedByOperator("10.63.0.0/26");
-    IPBlock idle = kipam.claimBlock(pool, "10.63.0.16/28", nodeB);
-    kipam.reportAllocated(idle.getMetadata().getName(), 0);
-    IPBlock full = kipam.claimBlock(pool, "10.63.0.0/28", nodeA);
-
-    kipam.reportAllocated(full.getMetadata().getName(), 15);
+    IPBlock idle = kipam.claimReported(pool, "10.63.0.16/28", nodeB, 0);
+    IPBlock full = kipam.claimReported(pool, "10.63.0.0/28", nodeA, 15);
 
     await()
         .during(Duration.ofSeconds(4))

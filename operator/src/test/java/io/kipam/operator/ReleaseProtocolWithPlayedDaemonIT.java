@@ -79,10 +79,8 @@ class ReleaseProtocolWithPlayedDaemonIT {
   private IPBlock pooledBlock(String prefix) {
     String name = Fixtures.uniqueName(prefix);
     int n = SUBNET.incrementAndGet();
-    IPPool pool = kipam.createPool(name, "10.60." + n + ".0/24", 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    IPBlock block = kipam.claimBlock(pool, "10.60." + n + ".16/28", node);
-    kipam.reportAllocated(block.getMetadata().getName(), 0);
+    IPPool pool = kipam.checkedPool(name, "10.60." + n + ".0/24", WITHIN);
+    IPBlock block = kipam.claimReported(pool, "10.60." + n + ".16/28", node, 0);
     return block;
   }
 

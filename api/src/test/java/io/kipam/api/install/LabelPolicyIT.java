@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -20,7 +18,6 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,31 +55,16 @@ class LabelPolicyIT {
           ApiConstants.LABEL_PARENT);
   private static final String OTHER_FINALIZER = "example.com/keep";
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient admin;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient admin = controlPlane.client();
   private final List<HasMetadata> created = new ArrayList<>();
   private KubernetesClient daemon;
   private boolean daemonPatchesAddresses;
   private int objects;
 
-  LabelPolicyIT(ControlPlane controlPlane, KubernetesClient admin) {
-    this.controlPlane = controlPlane;
-    this.admin = admin;
-  }
-
   @BeforeAll
   void install() {
-    KipamCrds.install(admin);
-    KipamInstall.apply(controlPlane);
-    admin
-        .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
-        .serverSideApply();
-    for (String namespace : NAMESPACES) {
-      admin
-          .resource(
-              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-          .serverSideApply();
-    }
+    KipamInstall.applyWith(controlPlane, List.of(NODE), NAMESPACES);
     daemon = KipamInstall.nodeClient(controlPlane, NODE);
     // RBAC is asked before admission: a daemon without patch on ipaddresses never reaches the
     // policy with an address (kipam-node's role grants it for the finalizer kipam.io/attachment).

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -23,7 +21,6 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,32 +46,15 @@ class NodeAdmissionPolicyIT {
   private static final List<String> NAMESPACES =
       List.of(POOL + "-red", POOL + "-green", POOL + "-blue");
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient admin;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient admin = controlPlane.client();
   private final List<KubernetesClient> opened = new ArrayList<>();
   private KubernetesClient nodeA;
   private KubernetesClient nodeB;
 
-  NodeAdmissionPolicyIT(ControlPlane controlPlane, KubernetesClient admin) {
-    this.controlPlane = controlPlane;
-    this.admin = admin;
-  }
-
   @BeforeAll
   void install() {
-    KipamCrds.install(admin);
-    KipamInstall.apply(controlPlane);
-    for (String node : List.of("node-a", "node-b")) {
-      admin
-          .resource(new NodeBuilder().withNewMetadata().withName(node).endMetadata().build())
-          .serverSideApply();
-    }
-    for (String namespace : NAMESPACES) {
-      admin
-          .resource(
-              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-          .serverSideApply();
-    }
+    KipamInstall.applyWith(controlPlane, List.of("node-a", "node-b"), NAMESPACES);
     nodeA = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-a"));
     nodeB = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-b"));
     // A policy takes effect a moment after it is stored: wait until node-a is refused node-b's

@@ -10,30 +10,18 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What an operator sees with kubectl: "who has which IP" at a glance. */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class KubectlColumnsIT {
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-
-  KubectlColumnsIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
 
   @Test
   void getIpaddressesShowsIpPoolPodNodeAndAge() {

@@ -13,9 +13,9 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.WithControlPlane;
@@ -264,16 +264,9 @@ class LabelPolicyIT {
     meta.setLabels(labels("10-41-0-0-28", labelled));
     meta.setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT, OTHER_FINALIZER));
     address.setMetadata(meta);
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(POOL);
-    spec.setBlock(ResourceNames.blockName(POOL, Cidr.parse("10.41.0.0/28")));
-    spec.setNode(NODE);
-    spec.setPod(new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString()));
-    spec.setContainerID("containerd://" + "c".repeat(64));
-    spec.setInterfaceName("eth0");
-    spec.setNetwork("pods");
-    address.setSpec(spec);
+    PodReference pod =
+        new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
+    address.setSpec(TestAddresses.spec(POOL, "10.41.0.0/28", ip, NODE, pod, 'c'));
     return address;
   }
 }

@@ -4,19 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class BlockStatusReporterTest {
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node node = fixture.node("node-a", 7);
   private final PoolView pool = AllocatorTest.pool("p4", "10.0.0.0/24", 26, 0);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   private long allocatedOf(Lease lease) {
     return fixture.status.status(node.block("p4", lease.block())).allocated();

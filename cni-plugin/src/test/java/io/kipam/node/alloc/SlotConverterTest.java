@@ -9,8 +9,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The holder's half of converting an Exclusive slot to Shared. */
 class SlotConverterTest {
@@ -18,15 +18,10 @@ class SlotConverterTest {
   /** Two slots of 10.0.0.0/28: 10.0.0.0/29 and 10.0.0.8/29, seven assignable addresses each. */
   private static final Cidr FIRST = Cidr.parse("10.0.0.0/29");
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node a = fixture.node("node-a", 7);
   private final SlotConverter converter =
       new SlotConverter(a.ledger, fixture.store, fixture.status);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   private static PoolView pool(int reuseDelaySeconds) {
     return AllocatorTest.pool("p", "10.0.0.0/28", 29, reuseDelaySeconds);

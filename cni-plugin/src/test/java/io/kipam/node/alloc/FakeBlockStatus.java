@@ -24,16 +24,6 @@ final class FakeBlockStatus implements BlockStatusStore {
       String reason,
       boolean shared,
       String shareRequestedAt) {
-    Status(
-        long version,
-        Long allocated,
-        ReleaseState release,
-        String requestedAt,
-        String respondedAt,
-        String reason) {
-      this(version, allocated, release, requestedAt, respondedAt, reason, false, null);
-    }
-
     Status with(
         long version,
         Long allocated,
@@ -55,7 +45,7 @@ final class FakeBlockStatus implements BlockStatusStore {
     }
   }
 
-  private static final Status NONE = new Status(0, null, null, null, null, null);
+  private static final Status NONE = new Status(0, null, null, null, null, null, false, null);
 
   private final FakeStore store;
   private final Map<String, Ledger> watchers = new HashMap<>();

@@ -28,11 +28,17 @@ class ForeignObjectsTest {
         uid);
   }
 
+  /** Objects of other nodes, room for ten, that have read {@code lease} at {@link #T0}. */
+  private static ForeignObjects seenAtT0(Lease lease) {
+    ForeignObjects foreign = new ForeignObjects(10);
+    foreign.seen(lease, T0);
+    return foreign;
+  }
+
   @Test
   void anObjectIsDueOnceEveryIntervalFromItsLastRead() {
-    ForeignObjects foreign = new ForeignObjects(10);
     Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
+    ForeignObjects foreign = seenAtT0(a);
 
     assertThat(foreign.due(EVERY, T0.plusSeconds(29))).isEmpty();
     assertThat(foreign.due(EVERY, T0.plusSeconds(30))).containsExactly(a);
@@ -42,9 +48,8 @@ class ForeignObjectsTest {
 
   @Test
   void seeingAnObjectAgainRenewsItsLastRead() {
-    ForeignObjects foreign = new ForeignObjects(10);
     Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
+    ForeignObjects foreign = seenAtT0(a);
     foreign.seen(a, T0.plusSeconds(20));
 
     assertThat(foreign.size()).isOne();
@@ -54,9 +59,8 @@ class ForeignObjectsTest {
 
   @Test
   void aGoneObjectIsForgotten() {
-    ForeignObjects foreign = new ForeignObjects(10);
     Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
+    ForeignObjects foreign = seenAtT0(a);
     assertThat(foreign.contains(a.object())).isTrue();
 
     foreign.gone(a.object());

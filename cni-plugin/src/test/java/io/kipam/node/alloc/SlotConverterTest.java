@@ -51,6 +51,22 @@ class SlotConverterTest {
         .collect(Collectors.toSet());
   }
 
+  /** The address the store holds for pod {@code i}. */
+  private IpAddress addressOf(int i) {
+    return fixture.store.addresses.values().stream()
+        .filter(l -> l.attachment().equals(NodeFixture.attachment(i)))
+        .findFirst()
+        .orElseThrow()
+        .ip();
+  }
+
+  /** The operator asks for {@code slot} to become Shared; the converter runs two rounds. */
+  private void shareAndConvert(BlockRef slot) {
+    fixture.status.requestShare(slot, "t1");
+    converter.convert();
+    converter.convert();
+  }
+
   @Test
   void theSlotClosesAtTheRequestAndTurnsSharedOnlyAfterEveryHeldAddressIsSubClaimed() {
     PoolView pool = pool(0);
@@ -77,15 +93,8 @@ class SlotConverterTest {
   void afterConversionCountsGoToTheSubClaimsAndADelGivesBackTheAddressesSubClaim() {
     PoolView pool = pool(0);
     BlockRef slot = slotWith(pool, 2);
-    IpAddress first =
-        fixture.store.addresses.values().stream()
-            .filter(l -> l.attachment().equals(NodeFixture.attachment(0)))
-            .findFirst()
-            .orElseThrow()
-            .ip();
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    IpAddress first = addressOf(0);
+    shareAndConvert(slot);
 
     List<BlockUsage> usage = a.ledger.blockUsage();
     assertThat(usage)
@@ -108,17 +117,10 @@ class SlotConverterTest {
   void aRestingAddressIsSubClaimedTooAndGoesBackOnceItHasRested() {
     PoolView pool = pool(30);
     BlockRef slot = slotWith(pool, 2);
-    IpAddress resting =
-        fixture.store.addresses.values().stream()
-            .filter(l -> l.attachment().equals(NodeFixture.attachment(1)))
-            .findFirst()
-            .orElseThrow()
-            .ip();
+    IpAddress resting = addressOf(1);
     a.del(pool, 1);
 
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    shareAndConvert(slot);
     assertThat(fixture.status.status(slot).shared()).isTrue();
     assertThat(subClaimsOf(slot, "node-a")).hasSize(2).contains(resting);
 
@@ -165,9 +167,7 @@ class SlotConverterTest {
     BlockRef slot = slotWith(capped, 7);
     assertThat(a.ledger.ownSlots(capped)).isEqualTo(1);
 
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    shareAndConvert(slot);
 
     assertThat(a.ledger.ownSlots(capped)).isZero();
     assertThat(a.add(capped, 7).block().prefixLength())

@@ -14,7 +14,6 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -39,24 +38,17 @@ import org.junit.jupiter.api.Test;
  * real kipam-node processes, here the role is the point; the node module's ITs run the operator
  * with admin rights.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class OperatorRbacWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final Kipam kipam;
-
-  OperatorRbacWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final Kipam kipam = new Kipam(client);
 
   @BeforeAll
   static void applyRole(KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
     if (client.namespaces().withName("kipam-system").get() == null) {
       client
           .namespaces()

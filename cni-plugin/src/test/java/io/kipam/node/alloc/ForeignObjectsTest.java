@@ -14,6 +14,7 @@ class ForeignObjectsTest {
 
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
   private static final Duration EVERY = Duration.ofSeconds(30);
+  private static final Lease A = lease("10.0.0.1", "a");
 
   private static Lease lease(String ip, String uid) {
     return new Lease(
@@ -37,35 +38,32 @@ class ForeignObjectsTest {
 
   @Test
   void anObjectIsDueOnceEveryIntervalFromItsLastRead() {
-    Lease a = lease("10.0.0.1", "a");
-    ForeignObjects foreign = seenAtT0(a);
+    ForeignObjects foreign = seenAtT0(A);
 
     assertThat(foreign.due(EVERY, T0.plusSeconds(29))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(30))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(30))).containsExactly(A);
     assertThat(foreign.due(EVERY, T0.plusSeconds(59))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(60))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(60))).containsExactly(A);
   }
 
   @Test
   void seeingAnObjectAgainRenewsItsLastRead() {
-    Lease a = lease("10.0.0.1", "a");
-    ForeignObjects foreign = seenAtT0(a);
-    foreign.seen(a, T0.plusSeconds(20));
+    ForeignObjects foreign = seenAtT0(A);
+    foreign.seen(A, T0.plusSeconds(20));
 
     assertThat(foreign.size()).isOne();
     assertThat(foreign.due(EVERY, T0.plusSeconds(30))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(50))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(50))).containsExactly(A);
   }
 
   @Test
   void aGoneObjectIsForgotten() {
-    Lease a = lease("10.0.0.1", "a");
-    ForeignObjects foreign = seenAtT0(a);
-    assertThat(foreign.contains(a.object())).isTrue();
+    ForeignObjects foreign = seenAtT0(A);
+    assertThat(foreign.contains(A.object())).isTrue();
 
-    foreign.gone(a.object());
+    foreign.gone(A.object());
 
-    assertThat(foreign.contains(a.object())).isFalse();
+    assertThat(foreign.contains(A.object())).isFalse();
     assertThat(foreign.due(EVERY, T0.plus(EVERY))).isEmpty();
     assertThat(foreign.size()).isZero();
   }

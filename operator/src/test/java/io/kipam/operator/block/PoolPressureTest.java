@@ -20,7 +20,7 @@ class PoolPressureTest {
 
   @Test
   void aNodeHoldingNoBlockIsShortOnlyThroughItsDemand() {
-    List<IPBlock> blocks = slots("a:15", "a:16", "b:3", "b:0");
+    List<IPBlock> blocks = slots("a:15 a:16 b:3 b:0");
     IPBlock empty = blocks.get(3);
 
     assertThat(PoolPressure.donorFor("c", LAYOUT, blocks)).isEmpty();
@@ -29,7 +29,7 @@ class PoolPressureTest {
 
   @Test
   void aFullNodeGetsAnotherNodesEmptyBlockWhenNoBlockIsLeftToClaim() {
-    List<IPBlock> blocks = slots("a:15", "a:16", "b:3", "b:0");
+    List<IPBlock> blocks = slots("a:15 a:16 b:3 b:0");
     IPBlock empty = blocks.get(3);
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).contains(empty);
@@ -37,7 +37,7 @@ class PoolPressureTest {
 
   @Test
   void aSharedSlotIsNoDonorAndItsSubClaimsClaimNoSlot() {
-    List<IPBlock> blocks = slots("a:15", "a:16", "b:0");
+    List<IPBlock> blocks = slots("a:15 a:16 b:0");
     IPBlock converted = blocks.get(2);
     converted.getStatus().setMode(BlockMode.Shared);
     IPBlock shared = block("10.0.0.48/28", null, 0);
@@ -50,7 +50,7 @@ class PoolPressureTest {
 
   @Test
   void subClaimsDoNotHideAnUnclaimedSlot() {
-    List<IPBlock> blocks = slots("a:15", "b:0");
+    List<IPBlock> blocks = slots("a:15 b:0");
     IPBlock unclaimed = block("10.0.0.48/28", null, 0);
     blocks.add(subClaim("10.0.0.50", "b", unclaimed));
 
@@ -63,14 +63,12 @@ class PoolPressureTest {
     "nothing moves while the node has a free address, a:15 a:15 b:0 b:0"
   })
   void nothingMoves(String description, String holdings) {
-    List<IPBlock> blocks = slots(holdings.split(" "));
-
-    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+    assertThat(PoolPressure.donorFor("a", LAYOUT, slots(holdings))).isEmpty();
   }
 
   @Test
   void aBlockInUseOrAlreadyInARoundIsNotAskedFor() {
-    List<IPBlock> blocks = slots("a:15", "a:16", "b:1", "c:0");
+    List<IPBlock> blocks = slots("a:15 a:16 b:1 c:0");
     inRound(blocks.get(3), ReleaseState.Refused);
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();

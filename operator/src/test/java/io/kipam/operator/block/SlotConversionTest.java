@@ -31,7 +31,7 @@ class SlotConversionTest {
   })
   void theShortNodeGetsTheSlotWithTheMostFreeAddresses(
       String description, String node, String holdings) {
-    List<IPBlock> blocks = slots(holdings.split(" "));
+    List<IPBlock> blocks = slots(holdings);
     IPBlock mostFree = blocks.get(2);
 
     assertThat(SlotConversion.candidateFor(node, LAYOUT, blocks)).contains(mostFree);
@@ -39,7 +39,7 @@ class SlotConversionTest {
 
   @Test
   void anUnansweredRequestHoldsThePoolUpOnlyForTheAnswerWait() {
-    List<IPBlock> blocks = slots("a:15", "b:10", "c:2", "d:6");
+    List<IPBlock> blocks = slots("a:15 b:10 c:2 d:6");
     IPBlock asked = blocks.get(2);
     ask(asked); // at 2026-01-01T00:00:00Z; its holder never answers
     IPBlock next = blocks.get(3);
@@ -60,14 +60,12 @@ class SlotConversionTest {
     "a node with a free address in its slots is not short, a:14 b:2 c:2 d:2"
   })
   void nothingConverts(String description, String holdings) {
-    List<IPBlock> blocks = slots(holdings.split(" "));
-
-    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, slots(holdings))).isEmpty();
   }
 
   @Test
   void slotsTurnSharedOneAtATimeAndOnlyWhenTheSharedOnesAreUsedUp() {
-    List<IPBlock> blocks = slots("a:15", "b:2", "c:2", "d:2");
+    List<IPBlock> blocks = slots("a:15 b:2 c:2 d:2");
     IPBlock asked = blocks.get(1);
     ask(asked);
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
@@ -91,7 +89,7 @@ class SlotConversionTest {
 
   @Test
   void aSlotInAnOpenReleaseRoundIsNotAsked() {
-    List<IPBlock> blocks = slots("a:15", "b:2", "c:15", "d:12");
+    List<IPBlock> blocks = slots("a:15 b:2 c:15 d:12");
     inRound(blocks.get(1), ReleaseState.Requested);
     IPBlock last = blocks.get(3);
 
@@ -104,7 +102,7 @@ class SlotConversionTest {
    */
   @Test
   void aSlotWhoseHolderRefusedARoundMayBeAsked() {
-    List<IPBlock> blocks = slots("a:15", "b:2", "c:15", "d:12");
+    List<IPBlock> blocks = slots("a:15 b:2 c:15 d:12");
     IPBlock refused = inRound(blocks.get(1), ReleaseState.Refused);
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(refused);
@@ -112,7 +110,7 @@ class SlotConversionTest {
 
   @Test
   void aSlotBeingDeletedCountsAsUnclaimedSoNothingConverts() {
-    List<IPBlock> blocks = slots("a:15", "b:2", "c:1", "d:2");
+    List<IPBlock> blocks = slots("a:15 b:2 c:1 d:2");
     IPBlock deleting = blocks.get(2);
     deleting.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
 
@@ -121,7 +119,7 @@ class SlotConversionTest {
 
   @Test
   void aConvertedSlotIsNeverAskedAgain() {
-    List<IPBlock> blocks = slots("a:15", "b:0", "c:16", "d:15");
+    List<IPBlock> blocks = slots("a:15 b:0 c:16 d:15");
     IPBlock converted = blocks.get(1);
     ask(converted);
     converted.getStatus().setMode(BlockMode.Shared);

@@ -30,13 +30,13 @@ final class Slots {
   }
 
   /**
-   * The first slots of {@link #LAYOUT} in order, one per {@code "node:allocated"} holding: {@code
-   * slots("a:15", "b:0")} is 10.0.0.0/28 on a with 15 addresses and 10.0.0.16/28 on b, empty. The
-   * list may be added to.
+   * The first slots of {@link #LAYOUT} in order, one per {@code node:allocated} holding: {@code
+   * slots("a:15 b:0")} is 10.0.0.0/28 on a with 15 addresses and 10.0.0.16/28 on b, empty. The list
+   * may be added to.
    */
-  static List<IPBlock> slots(String... holdings) {
+  static List<IPBlock> slots(String holdings) {
     List<IPBlock> slots = new ArrayList<>();
-    for (String holding : holdings) {
+    for (String holding : holdings.split(" ")) {
       String[] nodeAndAllocated = holding.split(":");
       slots.add(
           block(

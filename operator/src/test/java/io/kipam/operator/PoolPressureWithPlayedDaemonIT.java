@@ -37,8 +37,19 @@ class PoolPressureWithPlayedDaemonIT {
   private final String nodeA = cluster.node(0);
   private final String nodeB = cluster.node(1);
 
-  private IPPool poolCheckedByOperator(String cidr) {
-    return kipam.checkedPool(Fixtures.uniqueName("short"), cidr, WITHIN);
+  /** The blocks of nodeA, 15 addresses allocated, and of nodeB, none. */
+  private record Held(IPBlock full, IPBlock idle) {}
+
+  /**
+   * A checked pool {@code prefix.0/n} whose block {@code prefix.16/28} nodeB holds idle and whose
+   * block {@code prefix.0/28} nodeA holds full, claimed in that order.
+   */
+  private Held fullAndIdle(String prefix, int prefixLength) {
+    IPPool pool =
+        kipam.checkedPool(Fixtures.uniqueName("short"), prefix + ".0/" + prefixLength, WITHIN);
+    IPBlock idle = kipam.claimReported(pool, prefix + ".16/28", nodeB, 0);
+    IPBlock full = kipam.claimReported(pool, prefix + ".0/28", nodeA, 15);
+    return new Held(full, idle);
   }
 
   private BlockRelease release(IPBlock block) {
@@ -48,9 +59,9 @@ class PoolPressureWithPlayedDaemonIT {
 
   @Test
   void aFullNodeGetsTheEmptyBlockOfAnotherNodeWhenNoBlockIsLeft() {
-    IPPool pool = poolCheckedByOperator("10.62.0.0/27");
-    IPBlock idle = kipam.claimReported(pool, "10.62.0.16/28", nodeB, 0);
-    IPBlock full = kipam.claimReported(pool, "10.62.0.0/28", nodeA, 15);
+    Held held = fullAndIdle("10.62.0", 27);
+    IPBlock idle = held.idle();
+    IPBlock full = held.full();
 
     await()
         .atMost(WITHIN)
@@ -69,9 +80,7 @@ class PoolPressureWithPlayedDaemonIT {
 
   @Test
   void nothingMovesWhileABlockIsLeftToClaim() {
-    IPPool pool = poolCheckedByOperator("10.63.0.0/26");
-    IPBlock idle = kipam.claimReported(pool, "10.63.0.16/28", nodeB, 0);
-    IPBlock full = kipam.claimReported(pool, "10.63.0.0/28", nodeA, 15);
+    IPBlock idle = fullAndIdle("10.63.0", 26).idle();
 
     await()
         .during(Duration.ofSeconds(4))

@@ -17,6 +17,14 @@ class BlockStatusReporterTest {
     return fixture.status.status(node.block("p4", lease.block())).allocated();
   }
 
+  /** The node's first address, whose block's count was written a minute ago. */
+  private Lease reportedAMinuteAgo() {
+    Lease lease = node.add(pool, 0);
+    node.reporter.report();
+    fixture.clock.advance(Duration.ofMinutes(1));
+    return lease;
+  }
+
   @Test
   void aBurstOfAllocationsCostsOneWriteEachAndTwoStatusWrites() {
     Lease first = node.add(pool, 0);
@@ -57,9 +65,7 @@ class BlockStatusReporterTest {
 
   @Test
   void aFirstChangeAfterQuietIsWrittenAtOnce() {
-    Lease lease = node.add(pool, 0);
-    node.reporter.report();
-    fixture.clock.advance(Duration.ofMinutes(1));
+    Lease lease = reportedAMinuteAgo();
 
     node.add(pool, 1);
     node.reporter.report();
@@ -70,9 +76,7 @@ class BlockStatusReporterTest {
 
   @Test
   void anUnchangedCountIsNotWrittenAgain() {
-    Lease lease = node.add(pool, 0);
-    node.reporter.report();
-    fixture.clock.advance(Duration.ofMinutes(1));
+    Lease lease = reportedAMinuteAgo();
 
     node.add(pool, 1);
     node.del(pool, 1);

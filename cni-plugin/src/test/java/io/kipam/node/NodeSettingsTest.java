@@ -9,61 +9,45 @@ import org.junit.jupiter.api.Test;
 
 class NodeSettingsTest {
 
+  /** The settings of node n1 with {@code variable} set to {@code value}. */
+  private static NodeSettings settings(String variable, String value) {
+    return NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1", variable, value));
+  }
+
   @Test
   void blockStatusIsWrittenAtMostEveryFiveSecondsUnlessSetOtherwise() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).blockStatusPeriod())
         .isEqualTo(Duration.ofSeconds(5));
-    assertThat(
-            NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "30"))
-                .blockStatusPeriod())
+    assertThat(settings("KIPAM_BLOCK_STATUS_SECONDS", "30").blockStatusPeriod())
         .isEqualTo(Duration.ofSeconds(30));
   }
 
   @Test
   void aBlockStatusPeriodBelowOneSecondIsRefusedNamingTheVariable() {
-    assertThatThrownBy(
-            () ->
-                NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "0")))
+    assertThatThrownBy(() -> settings("KIPAM_BLOCK_STATUS_SECONDS", "0"))
         .hasMessageContaining("KIPAM_BLOCK_STATUS_SECONDS must be at least 1");
-    assertThatThrownBy(
-            () ->
-                NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_BLOCK_STATUS_SECONDS", "soon")))
+    assertThatThrownBy(() -> settings("KIPAM_BLOCK_STATUS_SECONDS", "soon"))
         .hasMessageContaining("KIPAM_BLOCK_STATUS_SECONDS must be a whole number of seconds");
   }
 
   @Test
   void sharedSlotsAreOffUnlessSetAndABadValueIsRefusedNamingTheVariable() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).sharedSlots()).isFalse();
-    assertThat(
-            NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1", "KIPAM_SHARED_SLOTS", "true"))
-                .sharedSlots())
-        .isTrue();
-    assertThatThrownBy(
-            () ->
-                NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_SHARED_SLOTS", "yes")))
+    assertThat(settings("KIPAM_SHARED_SLOTS", "true").sharedSlots()).isTrue();
+    assertThatThrownBy(() -> settings("KIPAM_SHARED_SLOTS", "yes"))
         .hasMessageContaining("KIPAM_SHARED_SLOTS must be true or false, not yes");
   }
 
   @Test
   void probesAreServedOverTcpOnlyWhereAnAddressIsGiven() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).probeAddress()).isEmpty();
-    assertThat(
-            NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_PROBE_ADDRESS", "127.0.0.1:9880"))
-                .probeAddress())
+    assertThat(settings("KIPAM_PROBE_ADDRESS", "127.0.0.1:9880").probeAddress())
         .hasValueSatisfying(
             a -> {
               assertThat(a.getHostString()).isEqualTo("127.0.0.1");
               assertThat(a.getPort()).isEqualTo(9880);
             });
-    assertThat(
-            NodeSettings.fromEnvironment(
-                    Map.of("NODE_NAME", "n1", "KIPAM_PROBE_ADDRESS", "[::1]:9880"))
-                .probeAddress())
+    assertThat(settings("KIPAM_PROBE_ADDRESS", "[::1]:9880").probeAddress())
         .hasValueSatisfying(a -> assertThat(a.getHostString()).isEqualTo("::1"));
   }
 

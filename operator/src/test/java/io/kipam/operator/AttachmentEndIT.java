@@ -8,17 +8,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The finalizer {@code kipam.io/attachment} against the real control plane, with a short audit
@@ -33,34 +30,12 @@ class AttachmentEndIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final String OTHER_FINALIZER = "example.com/keep";
-  private static RunningOperator operator;
 
-  private final KubernetesClient client;
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster = OperatorPerClass.withShortAudit(Map.of());
 
-  AttachmentEndIT(KubernetesClient client) {
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    operator =
-        RunningOperator.start(
-            controlPlane,
-            Map.of(
-                "KIPAM_AUDIT_SECONDS", "2",
-                "KIPAM_ORPHAN_GRACE_SECONDS", "3",
-                "KIPAM_RESYNC_SECONDS", "2"));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
+  private final KubernetesClient client = cluster.client();
+  private final Kipam kipam = new Kipam(client);
 
   @Test
   void theAuditEndsTheAttachmentsOfADeletedNodeAndLeavesALiveNodesToItsDaemon() throws Exception {
@@ -109,9 +84,13 @@ class AttachmentEndIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              assertThat(get(allocated)).as("a live address of the deleted Node").isNull();
-              assertThat(get(released)).as("a Terminating address of the deleted Node").isNull();
-              assertThat(get(shared).getMetadata().getFinalizers())
+              assertThat(kipam.current(allocated))
+                  .as("a live address of the deleted Node")
+                  .isNull();
+              assertThat(kipam.current(released))
+                  .as("a Terminating address of the deleted Node")
+                  .isNull();
+              assertThat(kipam.current(shared).getMetadata().getFinalizers())
                   .as("only kipam.io/attachment is removed")
                   .containsExactly(OTHER_FINALIZER);
             });
@@ -126,14 +105,12 @@ class AttachmentEndIT {
               });
     }
     assertThat(kipam.events(allocated)).extracting(Event::getReason).contains("OrphanRemoved");
-    assertThat(operator.metric("kipam_audit_attachments_ended_total")).isGreaterThanOrEqualTo(3);
+    assertThat(cluster.operator().metric("kipam_audit_attachments_ended_total"))
+        .isGreaterThanOrEqualTo(3);
 
-    double audits = operator.metric("kipam_audit_duration_seconds_count");
-    await()
-        .atMost(WITHIN)
-        .until(() -> operator.metric("kipam_audit_duration_seconds_count") >= audits + 3);
+    cluster.operator().awaitMoreAudits(3, WITHIN);
     for (IPAddress terminating : kept) {
-      IPAddress now = get(terminating);
+      IPAddress now = kipam.current(terminating);
       assertThat(now.getMetadata().getDeletionTimestamp()).isNotNull();
       assertThat(now.getMetadata().getFinalizers())
           .as("%s is its live Node's daemon's to finish", now.getMetadata().getName())
@@ -145,7 +122,7 @@ class AttachmentEndIT {
 
     kept.forEach(kipam::endAttachment);
     client
-        .resource(get(shared))
+        .resource(kipam.current(shared))
         .edit(
             a -> {
               a.getMetadata().getFinalizers().remove(OTHER_FINALIZER);
@@ -157,13 +134,5 @@ class AttachmentEndIT {
   private IPAddress allocate(
       String namespace, String pool, String block, String node, String ip, String pod) {
     return kipam.allocateTo(namespace, pool, block, node, ip, kipam.pod(namespace, pod), false);
-  }
-
-  private IPAddress get(IPAddress address) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(address.getMetadata().getNamespace())
-        .withName(address.getMetadata().getName())
-        .get();
   }
 }

@@ -16,13 +16,11 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,29 +36,20 @@ import org.junit.jupiter.api.Test;
  * moment, which {@code reportAllocated} and {@code answer} write as the daemon writes them. With
  * real kipam-node processes, {@code BlockLifecycleIT} in the node module runs these paths.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class BlockLifecycleWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final AtomicInteger SUBNET = new AtomicInteger();
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final Kipam kipam;
-  private final String node;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final Kipam kipam = new Kipam(client);
+  private final String node = Fixtures.uniqueName("node");
   private RunningOperator operator;
 
-  BlockLifecycleWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.kipam = new Kipam(client);
-    this.node = Fixtures.uniqueName("node");
+  BlockLifecycleWithPlayedDaemonIT() {
     Fixtures.registerNode(client, node);
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
   }
 
   @AfterEach
@@ -78,9 +67,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   private IPPool pool(String prefix) {
     String name = Fixtures.uniqueName(prefix);
     int n = SUBNET.incrementAndGet();
-    kipam.createPool(name, "10.70." + n + ".0/24", 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.pool(name);
+    return kipam.checkedPool(name, "10.70." + n + ".0/24", WITHIN);
   }
 
   private static String cidr(IPPool pool, int block) {

@@ -11,7 +11,6 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.io.File;
 import java.io.IOException;
@@ -35,24 +34,17 @@ import org.junit.jupiter.api.Test;
  * cannot be reached gives 2 and one line on stderr. The control plane is shared with other tests,
  * so every run is restricted to this test's pool ({@code --pool}), of a network of its own.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class CheckCommandIT {
 
   private static String node;
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final Kipam kipam;
-
-  CheckCommandIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final Kipam kipam = new Kipam(client);
 
   @BeforeAll
   static void cluster(KubernetesClient client) {
-    KipamCrds.install(client);
     node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
   }

@@ -1,5 +1,7 @@
 package io.kipam.operator;
 
+import static org.awaitility.Awaitility.await;
+
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -23,6 +25,8 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.testing.Fixtures;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -57,8 +61,30 @@ final class Kipam {
     return client.resource(pool).create();
   }
 
+  /** A pool of blocks of /28 on a network of its own, once the operator has checked it Ready. */
+  IPPool checkedPool(String name, String cidr, Duration within) {
+    createPool(name, cidr, 28, Fixtures.uniqueName("net"));
+    await().atMost(within).until(() -> conditionOf(name, "Ready").equals("True/Checked"));
+    return pool(name);
+  }
+
   IPPool pool(String name) {
     return client.resources(IPPool.class).withName(name).get();
+  }
+
+  /** Condition {@code type} of {@code pool}; an AssertionError while the pool has none. */
+  Condition requiredCondition(String pool, String type) {
+    return condition(pool, type)
+        .orElseThrow(() -> new AssertionError("no " + type + " condition yet"));
+  }
+
+  /** {@code address} as the API server holds it now; null once it is gone. */
+  IPAddress current(IPAddress address) {
+    return client
+        .resources(IPAddress.class)
+        .inNamespace(address.getMetadata().getNamespace())
+        .withName(address.getMetadata().getName())
+        .get();
   }
 
   Optional<Condition> condition(String pool, String type) {
@@ -82,6 +108,15 @@ final class Kipam {
    */
   IPBlock claimBlock(IPPool pool, String cidr, String node) {
     return claim(pool, cidr, node, null);
+  }
+
+  /**
+   * A block claimed for {@code node} whose daemon has reported {@code allocated} addresses in it.
+   */
+  IPBlock claimReported(IPPool pool, String cidr, String node, long allocated) {
+    IPBlock block = claimBlock(pool, cidr, node);
+    reportAllocated(block.getMetadata().getName(), allocated);
+    return block;
   }
 
   /** Claims a slot Shared from birth, as kipam-node does: no node, then {@code mode: Shared}. */

@@ -3,36 +3,23 @@ package io.kipam.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Two operator replicas sharing one Lease: only the holder reconciles; the other takes over. */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class LeaderElectionIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final String RECONCILES =
       "kipam_operator_reconciles_total{controller=\"ippool\",operation=\"reconcile\",outcome=\"success\"}";
 
-  private final ControlPlane controlPlane;
-  private final Kipam kipam;
-
-  LeaderElectionIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final Kipam kipam = new Kipam(controlPlane.client());
 
   @Test
   void onlyTheLeaderReconcilesAndTheStandbyTakesOverWhenItStops() throws Exception {

@@ -14,7 +14,6 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -39,24 +38,17 @@ import org.junit.jupiter.api.Test;
  * real kipam-node processes, here the role is the point; the node module's ITs run the operator
  * with admin rights.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class OperatorRbacWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final Kipam kipam;
-
-  OperatorRbacWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final Kipam kipam = new Kipam(client);
 
   @BeforeAll
   static void applyRole(KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
     if (client.namespaces().withName("kipam-system").get() == null) {
       client
           .namespaces()
@@ -132,13 +124,11 @@ class OperatorRbacWithPlayedDaemonIT {
     try (RunningOperator operator = RunningOperator.start(env)) {
       await().atMost(WITHIN).until(operator::isLeader);
       String name = Fixtures.uniqueName("rbac");
-      IPPool pool = kipam.createPool(name, "10.80.0.0/24", 28, Fixtures.uniqueName("net"));
-      await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
+      IPPool pool = kipam.checkedPool(name, "10.80.0.0/24", WITHIN);
       await().atMost(WITHIN).until(() -> kipam.eventReasons(name).contains("Ready"));
 
       // The release handshake: status write, fresh read, IPAddress list, delete.
-      IPBlock released = kipam.claimBlock(pool, "10.80.0.0/28", node);
-      kipam.reportAllocated(released.getMetadata().getName(), 0);
+      IPBlock released = kipam.claimReported(pool, "10.80.0.0/28", node, 0);
       await()
           .atMost(WITHIN)
           .until(
@@ -150,14 +140,12 @@ class OperatorRbacWithPlayedDaemonIT {
       await().atMost(WITHIN).until(() -> kipam.block(released.getMetadata().getName()) == null);
 
       // A deleted Node's block: Node watch and fresh read.
-      IPBlock orphan = kipam.claimBlock(pool, "10.80.0.16/28", gone);
-      kipam.reportAllocated(orphan.getMetadata().getName(), 1);
+      IPBlock orphan = kipam.claimReported(pool, "10.80.0.16/28", gone, 1);
       client.nodes().withName(gone).delete();
       await().atMost(WITHIN).until(() -> kipam.block(orphan.getMetadata().getName()) == null);
 
       // Pool deletion: IPAddress list, block delete, finalizer removal.
-      IPBlock held = kipam.claimBlock(pool, "10.80.0.32/28", node);
-      kipam.reportAllocated(held.getMetadata().getName(), 1);
+      IPBlock held = kipam.claimReported(pool, "10.80.0.32/28", node, 1);
       IPAddress address =
           kipam.allocate(Fixtures.namespace(client, "rbac"), held, Kipam.addressIn(held, 3));
       client.resources(IPPool.class).withName(name).delete();

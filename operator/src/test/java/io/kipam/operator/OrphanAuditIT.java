@@ -10,17 +10,14 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The audit against the real control plane, with a short interval (2 s), grace (3 s) and pages of
@@ -42,46 +39,14 @@ import org.junit.jupiter.api.Test;
 class OrphanAuditIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
-  private static RunningOperator operator;
-  private static String node;
 
-  private final KubernetesClient client;
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster =
+      OperatorPerClass.withShortAudit(Map.of("KIPAM_AUDIT_PAGE_SIZE", "2")).andNodes("node");
 
-  OrphanAuditIT(KubernetesClient client) {
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
-    operator =
-        RunningOperator.start(
-            controlPlane,
-            Map.of(
-                "KIPAM_AUDIT_SECONDS", "2",
-                "KIPAM_ORPHAN_GRACE_SECONDS", "3",
-                "KIPAM_AUDIT_PAGE_SIZE", "2",
-                "KIPAM_RESYNC_SECONDS", "2"));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
-
-  private IPAddress get(IPAddress address) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(address.getMetadata().getNamespace())
-        .withName(address.getMetadata().getName())
-        .get();
-  }
+  private final KubernetesClient client = cluster.client();
+  private final Kipam kipam = new Kipam(client);
+  private final String node = cluster.node();
 
   @Test
   void orphansInEveryNamespaceAreRemovedWithAnEventAndTheLiveAddressStays() throws Exception {
@@ -142,9 +107,11 @@ class OrphanAuditIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              assertThat(get(nodeGone)).as("the orphan of a Node that is gone is removed").isNull();
+              assertThat(kipam.current(nodeGone))
+                  .as("the orphan of a Node that is gone is removed")
+                  .isNull();
               for (IPAddress onLiveNode : List.of(wrongUid, blockGone)) {
-                IPAddress now = get(onLiveNode);
+                IPAddress now = kipam.current(onLiveNode);
                 assertThat(now.getMetadata().getDeletionTimestamp())
                     .as("%s is deleted", onLiveNode.getMetadata().getName())
                     .isNotNull();
@@ -167,22 +134,20 @@ class OrphanAuditIT {
     }
     kipam.endAttachment(wrongUid);
     kipam.endAttachment(blockGone);
-    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"pod\"}"))
+    assertThat(cluster.operator().metric("kipam_audit_orphans_removed_total{reason=\"pod\"}"))
         .isGreaterThanOrEqualTo(1);
-    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"block\"}"))
+    assertThat(cluster.operator().metric("kipam_audit_orphans_removed_total{reason=\"block\"}"))
         .isGreaterThanOrEqualTo(1);
-    assertThat(operator.metric("kipam_audit_orphans_removed_total{reason=\"node\"}"))
+    assertThat(cluster.operator().metric("kipam_audit_orphans_removed_total{reason=\"node\"}"))
         .isGreaterThanOrEqualTo(1);
 
-    double audits = operator.metric("kipam_audit_duration_seconds_count");
-    await()
-        .atMost(WITHIN)
-        .until(() -> operator.metric("kipam_audit_duration_seconds_count") >= audits + 2);
-    IPAddress stillThere = get(live);
+    cluster.operator().awaitMoreAudits(2, WITHIN);
+    IPAddress stillThere = kipam.current(live);
     assertThat(stillThere).as("the live address stays").isNotNull();
     assertThat(stillThere.getMetadata().getUid()).isEqualTo(live.getMetadata().getUid());
     assertThat(kipam.events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
-    assertThat(operator.metricSum("kipam_audit_objects_scanned_total")).isGreaterThanOrEqualTo(4);
+    assertThat(cluster.operator().metricSum("kipam_audit_objects_scanned_total"))
+        .isGreaterThanOrEqualTo(4);
   }
 
   @Test
@@ -204,10 +169,7 @@ class OrphanAuditIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              Condition duplicate =
-                  kipam
-                      .condition(poolName, "DuplicateAddresses")
-                      .orElseThrow(() -> new AssertionError("no DuplicateAddresses condition"));
+              Condition duplicate = kipam.requiredCondition(poolName, "DuplicateAddresses");
               assertThat(duplicate.getStatus()).isEqualTo("True");
               assertThat(duplicate.getMessage())
                   .contains("10.61.0.5")
@@ -225,14 +187,14 @@ class OrphanAuditIT {
     await()
         .atMost(WITHIN)
         .untilAsserted(() -> assertThat(kipam.eventReasons(poolName)).contains("DuplicateAddress"));
-    assertThat(operator.metric("kipam_audit_duplicates")).isGreaterThanOrEqualTo(1);
-    assertThat(get(a)).as("a duplicate is never deleted").isNotNull();
-    assertThat(get(b)).as("a duplicate is never deleted").isNotNull();
+    assertThat(cluster.operator().metric("kipam_audit_duplicates")).isGreaterThanOrEqualTo(1);
+    assertThat(kipam.current(a)).as("a duplicate is never deleted").isNotNull();
+    assertThat(kipam.current(b)).as("a duplicate is never deleted").isNotNull();
 
     kipam.delete(b);
     await()
         .atMost(WITHIN)
         .untilAsserted(() -> assertThat(kipam.condition(poolName, "DuplicateAddresses")).isEmpty());
-    assertThat(get(a)).isNotNull();
+    assertThat(kipam.current(a)).isNotNull();
   }
 }

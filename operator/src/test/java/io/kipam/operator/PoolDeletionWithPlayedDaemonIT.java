@@ -8,15 +8,12 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Deleting a pool: {@code kipam.io/pool-protection} keeps it, Terminating and with its blocks,
@@ -31,42 +28,18 @@ import org.junit.jupiter.api.Test;
 class PoolDeletionWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
-  private static RunningOperator operator;
-  private static String node;
 
-  private final KubernetesClient client;
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster = OperatorPerClass.withSettings(Map.of()).andNodes("node");
 
-  PoolDeletionWithPlayedDaemonIT(KubernetesClient client) {
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
-    operator = RunningOperator.start(controlPlane, Map.of());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
-
-  private IPPool poolCheckedByOperator(String name, String cidr) {
-    kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.pool(name);
-  }
+  private final KubernetesClient client = cluster.client();
+  private final Kipam kipam = new Kipam(client);
+  private final String node = cluster.node();
 
   @Test
   void aDeletedPoolWithAnAddressStaysTerminatingWithItsBlocksUntilTheAddressGoes() {
     String name = Fixtures.uniqueName("doomed");
-    IPPool pool = poolCheckedByOperator(name, "10.50.0.0/24");
+    IPPool pool = kipam.checkedPool(name, "10.50.0.0/24", WITHIN);
     IPBlock used = kipam.claimBlock(pool, "10.50.0.0/28", node);
     IPBlock empty = kipam.claimBlock(pool, "10.50.0.16/28", node);
     String namespace = Fixtures.namespace(client, "pool-del");
@@ -81,11 +54,7 @@ class PoolDeletionWithPlayedDaemonIT {
             () -> {
               assertThat(kipam.conditionOf(name, "Terminating")).isEqualTo("True/Deleting");
               assertThat(kipam.conditionOf(name, "Ready")).isEqualTo("False/Terminating");
-              assertThat(
-                      kipam
-                          .condition(name, "Terminating")
-                          .orElseThrow(() -> new AssertionError("no Terminating condition yet"))
-                          .getMessage())
+              assertThat(kipam.requiredCondition(name, "Terminating").getMessage())
                   .contains(namespace + "/" + address.getMetadata().getName());
             });
     await()
@@ -118,7 +87,7 @@ class PoolDeletionWithPlayedDaemonIT {
   @Test
   void aDeletedPoolWithoutAddressesGoesWithItsBlocks() {
     String name = Fixtures.uniqueName("unused");
-    IPPool pool = poolCheckedByOperator(name, "10.51.0.0/24");
+    IPPool pool = kipam.checkedPool(name, "10.51.0.0/24", WITHIN);
     IPBlock block = kipam.claimBlock(pool, "10.51.0.32/28", node);
 
     client.resources(IPPool.class).withName(name).delete();

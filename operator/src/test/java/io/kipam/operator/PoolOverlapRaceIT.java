@@ -8,9 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,9 +17,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two overlapping pools of one network created as close together as the test can, the second with
@@ -35,28 +32,12 @@ class PoolOverlapRaceIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final int ROUNDS = 10;
-  private static RunningOperator operator;
 
-  private final KubernetesClient client;
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster = OperatorPerClass.withSettings(Map.of());
 
-  PoolOverlapRaceIT(KubernetesClient client) {
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    operator = RunningOperator.start(controlPlane, Map.of());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
+  private final KubernetesClient client = cluster.client();
+  private final Kipam kipam = new Kipam(client);
 
   /** One pool's Ready as a watch saw it: "Status/Reason", or "none". */
   private record Seen(String pool, String ready) {}

@@ -3,20 +3,16 @@ package io.kipam.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A pool sized to the last address: when one node's blocks are full and no block is left to claim,
@@ -31,38 +27,29 @@ import org.junit.jupiter.api.Test;
 class PoolPressureWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
-  private static RunningOperator operator;
-  private static String nodeA;
-  private static String nodeB;
 
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster =
+      OperatorPerClass.withSettings(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"))
+          .andNodes("node-a", "node-b");
 
-  PoolPressureWithPlayedDaemonIT(KubernetesClient client) {
-    this.kipam = new Kipam(client);
-  }
+  private final Kipam kipam = new Kipam(cluster.client());
+  private final String nodeA = cluster.node(0);
+  private final String nodeB = cluster.node(1);
 
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    nodeA = Fixtures.uniqueName("node-a");
-    nodeB = Fixtures.uniqueName("node-b");
-    Fixtures.registerNode(client, nodeA);
-    Fixtures.registerNode(client, nodeB);
-    operator = RunningOperator.start(controlPlane, Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
-  }
+  /** The blocks of nodeA, 15 addresses allocated, and of nodeB, none. */
+  private record Held(IPBlock full, IPBlock idle) {}
 
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
-
-  private IPPool poolCheckedByOperator(String cidr) {
-    String name = Fixtures.uniqueName("short");
-    kipam.createPool(name, cidr, 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    return kipam.pool(name);
+  /**
+   * A checked pool {@code prefix.0/n} whose block {@code prefix.16/28} nodeB holds idle and whose
+   * block {@code prefix.0/28} nodeA holds full, claimed in that order.
+   */
+  private Held fullAndIdle(String prefix, int prefixLength) {
+    IPPool pool =
+        kipam.checkedPool(Fixtures.uniqueName("short"), prefix + ".0/" + prefixLength, WITHIN);
+    IPBlock idle = kipam.claimReported(pool, prefix + ".16/28", nodeB, 0);
+    IPBlock full = kipam.claimReported(pool, prefix + ".0/28", nodeA, 15);
+    return new Held(full, idle);
   }
 
   private BlockRelease release(IPBlock block) {
@@ -72,12 +59,9 @@ class PoolPressureWithPlayedDaemonIT {
 
   @Test
   void aFullNodeGetsTheEmptyBlockOfAnotherNodeWhenNoBlockIsLeft() {
-    IPPool pool = poolCheckedByOperator("10.62.0.0/27");
-    IPBlock idle = kipam.claimBlock(pool, "10.62.0.16/28", nodeB);
-    kipam.reportAllocated(idle.getMetadata().getName(), 0);
-    IPBlock full = kipam.claimBlock(pool, "10.62.0.0/28", nodeA);
-
-    kipam.reportAllocated(full.getMetadata().getName(), 15);
+    Held held = fullAndIdle("10.62.0", 27);
+    IPBlock idle = held.idle();
+    IPBlock full = held.full();
 
     await()
         .atMost(WITHIN)
@@ -96,12 +80,7 @@ class PoolPressureWithPlayedDaemonIT {
 
   @Test
   void nothingMovesWhileABlockIsLeftToClaim() {
-    IPPool pool = poolCheckedByOperator("10.63.0.0/26");
-    IPBlock idle = kipam.claimBlock(pool, "10.63.0.16/28", nodeB);
-    kipam.reportAllocated(idle.getMetadata().getName(), 0);
-    IPBlock full = kipam.claimBlock(pool, "10.63.0.0/28", nodeA);
-
-    kipam.reportAllocated(full.getMetadata().getName(), 15);
+    IPBlock idle = fullAndIdle("10.63.0", 26).idle();
 
     await()
         .during(Duration.ofSeconds(4))

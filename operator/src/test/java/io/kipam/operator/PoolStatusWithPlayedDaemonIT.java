@@ -10,16 +10,13 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.IPPoolStatus;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * IPPool status as kipam-operator keeps it, against the real control plane: Ready once checked,
@@ -36,31 +33,13 @@ import org.junit.jupiter.api.Test;
 class PoolStatusWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
-  private static RunningOperator operator;
-  private static String node;
 
-  private final KubernetesClient client;
-  private final Kipam kipam;
+  @RegisterExtension
+  static final OperatorPerClass cluster = OperatorPerClass.withSettings(Map.of()).andNodes("node");
 
-  PoolStatusWithPlayedDaemonIT(KubernetesClient client) {
-    this.client = client;
-    this.kipam = new Kipam(client);
-  }
-
-  @BeforeAll
-  static void startOperator(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
-    operator = RunningOperator.start(controlPlane, Map.of());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    if (operator != null) {
-      operator.close();
-    }
-  }
+  private final KubernetesClient client = cluster.client();
+  private final Kipam kipam = new Kipam(client);
+  private final String node = cluster.node();
 
   private static String network() {
     return Fixtures.uniqueName("net");
@@ -159,11 +138,7 @@ class PoolStatusWithPlayedDaemonIT {
               IPPoolStatus status = kipam.pool(name).getStatus();
               assertThat(status.getObservedGeneration()).isEqualTo(generation);
               assertThat(status.getCapacity()).isEqualTo("127");
-              assertThat(
-                      kipam
-                          .condition(name, "Ready")
-                          .orElseThrow(() -> new AssertionError("no Ready condition yet"))
-                          .getObservedGeneration())
+              assertThat(kipam.requiredCondition(name, "Ready").getObservedGeneration())
                   .isEqualTo(generation);
             });
   }
@@ -196,11 +171,18 @@ class PoolStatusWithPlayedDaemonIT {
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
             () -> {
-              assertThat(operator.metric("kipam_pool_allocated_addresses{pool=\"" + name + "\"}"))
+              assertThat(
+                      cluster
+                          .operator()
+                          .metric("kipam_pool_allocated_addresses{pool=\"" + name + "\"}"))
                   .isEqualTo(8);
-              assertThat(operator.metric("kipam_pool_available_addresses{pool=\"" + name + "\"}"))
+              assertThat(
+                      cluster
+                          .operator()
+                          .metric("kipam_pool_available_addresses{pool=\"" + name + "\"}"))
                   .isEqualTo(246);
-              assertThat(operator.metric("kipam_pool_blocks{pool=\"" + name + "\"}")).isEqualTo(2);
+              assertThat(cluster.operator().metric("kipam_pool_blocks{pool=\"" + name + "\"}"))
+                  .isEqualTo(2);
             });
 
     kipam.reportAllocated(first.getMetadata().getName(), 0);
@@ -254,10 +236,7 @@ class PoolStatusWithPlayedDaemonIT {
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              Condition ready =
-                  kipam
-                      .condition(newer, "Ready")
-                      .orElseThrow(() -> new AssertionError("no Ready condition yet"));
+              Condition ready = kipam.requiredCondition(newer, "Ready");
               assertThat(ready.getStatus()).isEqualTo("False");
               assertThat(ready.getReason()).isEqualTo("Overlap");
               assertThat(ready.getMessage()).contains(older).contains("10.44.0.0/16");
@@ -314,16 +293,18 @@ class PoolStatusWithPlayedDaemonIT {
 
   @Test
   void theOperatorServesItsEndpoints() throws Exception {
-    assertThat(operator.get("/healthz").statusCode()).isEqualTo(200);
-    await().atMost(WITHIN).until(() -> operator.get("/readyz").statusCode() == 200);
+    assertThat(cluster.operator().get("/healthz").statusCode()).isEqualTo(200);
+    await().atMost(WITHIN).until(() -> cluster.operator().get("/readyz").statusCode() == 200);
     await()
         .atMost(WITHIN)
         .untilAsserted(
             () ->
                 assertThat(
-                        operator.metric(
-                            "kipam_operator_reconciles_total{controller=\"ippool\",operation=\"reconcile\",outcome=\"success\"}"))
+                        cluster
+                            .operator()
+                            .metric(
+                                "kipam_operator_reconciles_total{controller=\"ippool\",operation=\"reconcile\",outcome=\"success\"}"))
                     .isPositive());
-    assertThat(operator.metric("kipam_operator_leader")).isEqualTo(1);
+    assertThat(cluster.operator().metric("kipam_operator_leader")).isEqualTo(1);
   }
 }

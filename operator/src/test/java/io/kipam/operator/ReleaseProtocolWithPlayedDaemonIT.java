@@ -11,13 +11,11 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,37 +30,26 @@ import org.junit.jupiter.api.Test;
  * real kipam-node processes, {@code HandshakeKillMatrixIT} and {@code BlockLifecycleIT} in the node
  * module run the same handshake.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class ReleaseProtocolWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final AtomicInteger SUBNET = new AtomicInteger();
-  private static Map<String, String> settings;
+  private static final Map<String, String> SETTINGS =
+      Map.of(
+          "KIPAM_BLOCK_IDLE_SECONDS", "2",
+          "KIPAM_RELEASE_RETRY_SECONDS", "3",
+          "KIPAM_RECHECK_SECONDS", "1");
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final Kipam kipam;
-  private final String node;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final Kipam kipam = new Kipam(client);
+  private final String node = Fixtures.uniqueName("node");
   private RunningOperator operator;
 
-  ReleaseProtocolWithPlayedDaemonIT(ControlPlane controlPlane, KubernetesClient client)
-      throws Exception {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.kipam = new Kipam(client);
-    this.node = Fixtures.uniqueName("node");
+  ReleaseProtocolWithPlayedDaemonIT() throws Exception {
     Fixtures.registerNode(client, node);
-    this.operator = RunningOperator.start(controlPlane, settings);
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-    settings =
-        Map.of(
-            "KIPAM_BLOCK_IDLE_SECONDS", "2",
-            "KIPAM_RELEASE_RETRY_SECONDS", "3",
-            "KIPAM_RECHECK_SECONDS", "1");
+    this.operator = RunningOperator.start(controlPlane, SETTINGS);
   }
 
   @AfterEach
@@ -79,11 +66,26 @@ class ReleaseProtocolWithPlayedDaemonIT {
   private IPBlock pooledBlock(String prefix) {
     String name = Fixtures.uniqueName(prefix);
     int n = SUBNET.incrementAndGet();
-    IPPool pool = kipam.createPool(name, "10.60." + n + ".0/24", 28, Fixtures.uniqueName("net"));
-    await().atMost(WITHIN).until(() -> kipam.conditionOf(name, "Ready").equals("True/Checked"));
-    IPBlock block = kipam.claimBlock(pool, "10.60." + n + ".16/28", node);
-    kipam.reportAllocated(block.getMetadata().getName(), 0);
+    IPPool pool = kipam.checkedPool(name, "10.60." + n + ".0/24", WITHIN);
+    IPBlock block = kipam.claimReported(pool, "10.60." + n + ".16/28", node, 0);
     return block;
+  }
+
+  /**
+   * {@code block} gets an Event {@code reason} and stays (3 s seen) while {@code address} exists;
+   * once it is deleted, the block goes.
+   */
+  private void staysWithEventUntilItsAddressGoes(IPBlock block, String reason, IPAddress address) {
+    String name = block.getMetadata().getName();
+    await().atMost(WITHIN).until(() -> kipam.eventReasons(name).contains(reason));
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> kipam.block(name) != null);
+
+    kipam.delete(address);
+
+    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
   }
 
   private BlockRelease release(IPBlock block) {
@@ -147,17 +149,7 @@ class ReleaseProtocolWithPlayedDaemonIT {
 
     kipam.answer(block.getMetadata().getName(), ReleaseState.Ready, "empty");
 
-    await()
-        .atMost(WITHIN)
-        .until(() -> kipam.eventReasons(block.getMetadata().getName()).contains("ReleaseBlocked"));
-    await()
-        .during(Duration.ofSeconds(3))
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> kipam.block(block.getMetadata().getName()) != null);
-
-    kipam.delete(address);
-
-    await().atMost(WITHIN).until(() -> kipam.block(block.getMetadata().getName()) == null);
+    staysWithEventUntilItsAddressGoes(block, "ReleaseBlocked", address);
   }
 
   @Test
@@ -189,7 +181,7 @@ class ReleaseProtocolWithPlayedDaemonIT {
     String round = awaitRequested(block).getRequestedAt();
 
     operator.close();
-    operator = RunningOperator.start(controlPlane, settings);
+    operator = RunningOperator.start(controlPlane, SETTINGS);
     await().atMost(WITHIN).until(() -> operator.get("/readyz").statusCode() == 200);
 
     await()
@@ -217,7 +209,7 @@ class ReleaseProtocolWithPlayedDaemonIT {
     kipam.answer(block.getMetadata().getName(), ReleaseState.Ready, "empty");
     String namespace = Fixtures.namespace(client, "away");
     IPAddress address = kipam.allocate(namespace, block, Kipam.addressIn(block, 6));
-    operator = RunningOperator.start(controlPlane, settings);
+    operator = RunningOperator.start(controlPlane, SETTINGS);
 
     await()
         .atMost(WITHIN)
@@ -250,16 +242,6 @@ class ReleaseProtocolWithPlayedDaemonIT {
 
     client.nodes().withName(node).delete();
 
-    await()
-        .atMost(WITHIN)
-        .until(() -> kipam.eventReasons(block.getMetadata().getName()).contains("NodeGone"));
-    await()
-        .during(Duration.ofSeconds(3))
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> kipam.block(block.getMetadata().getName()) != null);
-
-    kipam.delete(address);
-
-    await().atMost(WITHIN).until(() -> kipam.block(block.getMetadata().getName()) == null);
+    staysWithEventUntilItsAddressGoes(block, "NodeGone", address);
   }
 }

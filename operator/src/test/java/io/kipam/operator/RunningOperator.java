@@ -1,5 +1,7 @@
 package io.kipam.operator;
 
+import static org.awaitility.Awaitility.await;
+
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.io.IOException;
@@ -7,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -97,6 +100,14 @@ final class RunningOperator implements AutoCloseable {
       sum += Double.parseDouble(m.group(2));
     }
     return sum;
+  }
+
+  /** Waits until {@code count} more audits than now have finished. */
+  void awaitMoreAudits(int count, Duration within) throws IOException, InterruptedException {
+    double audits = metric("kipam_audit_duration_seconds_count");
+    await()
+        .atMost(within)
+        .until(() -> metric("kipam_audit_duration_seconds_count") >= audits + count);
   }
 
   @Override

@@ -6,19 +6,28 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.TestWatcher;
+import org.junit.platform.commons.support.AnnotationSupport;
 
 /**
  * JUnit 5 extension behind {@link WithControlPlane}: starts the JVM's shared {@link ControlPlane}
  * before the first test class that needs it, injects it or its administrator {@link
- * KubernetesClient} into test constructors and methods, and keeps the components' logs of every
- * failed test under {@code target/control-plane-logs/<class>.<method>/}.
+ * KubernetesClient} into test constructors and methods, installs kipam's CRDs for a class that asks
+ * ({@link WithControlPlane#crds}), and keeps the components' logs of every failed test under {@code
+ * target/control-plane-logs/<class>.<method>/}.
  */
 public final class ControlPlaneExtension
     implements BeforeAllCallback, ParameterResolver, TestWatcher {
 
   @Override
   public void beforeAll(ExtensionContext context) {
-    ControlPlane.shared();
+    ControlPlane controlPlane = ControlPlane.shared();
+    boolean crds =
+        AnnotationSupport.findAnnotation(context.getRequiredTestClass(), WithControlPlane.class)
+            .map(WithControlPlane::crds)
+            .orElse(false);
+    if (crds) {
+      KipamCrds.install(controlPlane.client());
+    }
   }
 
   @Override

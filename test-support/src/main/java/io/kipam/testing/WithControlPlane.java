@@ -13,4 +13,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
 @ExtendWith(ControlPlaneExtension.class)
-public @interface WithControlPlane {}
+public @interface WithControlPlane {
+
+  /** Whether kipam's CRDs ({@link KipamCrds#install}) are installed before the class's tests. */
+  boolean crds() default false;
+}

@@ -4,16 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -32,24 +31,13 @@ class DemandPolicyIT {
   private static final String MINE = "demand-a-" + SUFFIX;
   private static final String THEIRS = "demand-b-" + SUFFIX;
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient admin;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient admin = controlPlane.client();
   private KubernetesClient daemon;
-
-  DemandPolicyIT(ControlPlane controlPlane, KubernetesClient admin) {
-    this.controlPlane = controlPlane;
-    this.admin = admin;
-  }
 
   @BeforeAll
   void install() {
-    KipamCrds.install(admin);
-    KipamInstall.apply(controlPlane);
-    for (String node : new String[] {MINE, THEIRS}) {
-      admin
-          .resource(new NodeBuilder().withNewMetadata().withName(node).endMetadata().build())
-          .serverSideApply();
-    }
+    KipamInstall.applyWith(controlPlane, List.of(MINE, THEIRS), List.of());
     daemon = KipamInstall.nodeClient(controlPlane, MINE);
     // A policy takes effect a moment after it is stored: wait until a label change is refused.
     await()

@@ -28,13 +28,8 @@ import org.junit.jupiter.api.Test;
 @WithControlPlane
 class InstallManifestsIT {
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-
-  InstallManifestsIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
 
   @Test
   void theEntryPointIsAcceptedInADryRunAndForReal() {

@@ -20,11 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 @WithControlPlane
 class InstallRbacIT {
 
-  private final ControlPlane controlPlane;
-
-  InstallRbacIT(ControlPlane controlPlane) {
-    this.controlPlane = controlPlane;
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @BeforeAll
   static void install(ControlPlane controlPlane) {

@@ -1,7 +1,11 @@
 package io.kipam.api.install;
 
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.KipamCrds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -29,8 +33,7 @@ final class KipamInstall {
    * A client with the credentials kipam-node has on {@code node}: a token of its service account
    * bound to that Node (so the API server puts the node's name in the request's user info).
    */
-  static io.fabric8.kubernetes.client.KubernetesClient nodeClient(
-      ControlPlane controlPlane, String node) {
+  static KubernetesClient nodeClient(ControlPlane controlPlane, String node) {
     String token =
         controlPlane
             .kubectl(
@@ -55,6 +58,27 @@ final class KipamInstall {
   /** Applies config/default (idempotent) and returns what kubectl printed. */
   static String apply(ControlPlane controlPlane) {
     return controlPlane.kubectl("apply", "-k", entryPoint().toString());
+  }
+
+  /**
+   * kipam's CRDs and config/default applied, and bare Nodes {@code nodes} and namespaces {@code
+   * namespaces} made (all server-side applied, so idempotent).
+   */
+  static void applyWith(ControlPlane controlPlane, List<String> nodes, List<String> namespaces) {
+    KubernetesClient admin = controlPlane.client();
+    KipamCrds.install(admin);
+    apply(controlPlane);
+    for (String node : nodes) {
+      admin
+          .resource(new NodeBuilder().withNewMetadata().withName(node).endMetadata().build())
+          .serverSideApply();
+    }
+    for (String namespace : namespaces) {
+      admin
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+          .serverSideApply();
+    }
   }
 
   /**

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -15,12 +13,11 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,31 +55,16 @@ class LabelPolicyIT {
           ApiConstants.LABEL_PARENT);
   private static final String OTHER_FINALIZER = "example.com/keep";
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient admin;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient admin = controlPlane.client();
   private final List<HasMetadata> created = new ArrayList<>();
   private KubernetesClient daemon;
   private boolean daemonPatchesAddresses;
   private int objects;
 
-  LabelPolicyIT(ControlPlane controlPlane, KubernetesClient admin) {
-    this.controlPlane = controlPlane;
-    this.admin = admin;
-  }
-
   @BeforeAll
   void install() {
-    KipamCrds.install(admin);
-    KipamInstall.apply(controlPlane);
-    admin
-        .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
-        .serverSideApply();
-    for (String namespace : NAMESPACES) {
-      admin
-          .resource(
-              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-          .serverSideApply();
-    }
+    KipamInstall.applyWith(controlPlane, List.of(NODE), NAMESPACES);
     daemon = KipamInstall.nodeClient(controlPlane, NODE);
     // RBAC is asked before admission: a daemon without patch on ipaddresses never reaches the
     // policy with an address (kipam-node's role grants it for the finalizer kipam.io/attachment).
@@ -282,16 +264,9 @@ class LabelPolicyIT {
     meta.setLabels(labels("10-41-0-0-28", labelled));
     meta.setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT, OTHER_FINALIZER));
     address.setMetadata(meta);
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(POOL);
-    spec.setBlock(ResourceNames.blockName(POOL, Cidr.parse("10.41.0.0/28")));
-    spec.setNode(NODE);
-    spec.setPod(new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString()));
-    spec.setContainerID("containerd://" + "c".repeat(64));
-    spec.setInterfaceName("eth0");
-    spec.setNetwork("pods");
-    address.setSpec(spec);
+    PodReference pod =
+        new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
+    address.setSpec(TestAddresses.spec(POOL, "10.41.0.0/28", ip, NODE, pod, 'c'));
     return address;
   }
 }

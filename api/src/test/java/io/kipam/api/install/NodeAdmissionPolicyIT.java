@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,12 +16,11 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,32 +46,15 @@ class NodeAdmissionPolicyIT {
   private static final List<String> NAMESPACES =
       List.of(POOL + "-red", POOL + "-green", POOL + "-blue");
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient admin;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient admin = controlPlane.client();
   private final List<KubernetesClient> opened = new ArrayList<>();
   private KubernetesClient nodeA;
   private KubernetesClient nodeB;
 
-  NodeAdmissionPolicyIT(ControlPlane controlPlane, KubernetesClient admin) {
-    this.controlPlane = controlPlane;
-    this.admin = admin;
-  }
-
   @BeforeAll
   void install() {
-    KipamCrds.install(admin);
-    KipamInstall.apply(controlPlane);
-    for (String node : List.of("node-a", "node-b")) {
-      admin
-          .resource(new NodeBuilder().withNewMetadata().withName(node).endMetadata().build())
-          .serverSideApply();
-    }
-    for (String namespace : NAMESPACES) {
-      admin
-          .resource(
-              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-          .serverSideApply();
-    }
+    KipamInstall.applyWith(controlPlane, List.of("node-a", "node-b"), NAMESPACES);
     nodeA = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-a"));
     nodeB = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-b"));
     // A policy takes effect a moment after it is stored: wait until node-a is refused node-b's
@@ -283,16 +263,9 @@ class NodeAdmissionPolicyIT {
             .addToLabels("kipam.io/pool", POOL)
             .addToLabels("kipam.io/node", node)
             .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(POOL);
-    spec.setBlock(ResourceNames.blockName(POOL, Cidr.parse("10.40.0.0/28")));
-    spec.setNode(node);
-    spec.setPod(new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString()));
-    spec.setContainerID("containerd://" + "b".repeat(64));
-    spec.setInterfaceName("eth0");
-    spec.setNetwork("pods");
-    address.setSpec(spec);
+    PodReference pod =
+        new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
+    address.setSpec(TestAddresses.spec(POOL, "10.40.0.0/28", ip, node, pod, 'b'));
     return address;
   }
 

@@ -7,12 +7,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.ResourceNames;
-import io.kipam.testing.KipamCrds;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.WithControlPlane;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -23,21 +22,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * address of a slot of its own pool, held by a node; a slot without a node is Shared; spec.parent
  * never changes; and status.mode moves only from Exclusive to Shared.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class BlockAdmissionIT {
 
   private static final String POOL = "admission";
 
-  private final KubernetesClient client;
-
-  BlockAdmissionIT(KubernetesClient client) {
-    this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @Test
   void slotsWithAndWithoutNodeAndSubClaimsOfBothFamiliesAreAccepted() {

@@ -5,35 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What an operator sees with kubectl: "who has which IP" at a glance. */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class KubectlColumnsIT {
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-
-  KubectlColumnsIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
 
   @Test
   void getIpaddressesShowsIpPoolPodNodeAndAge() {
@@ -87,18 +74,10 @@ class KubectlColumnsIT {
             .withNamespace(namespace)
             .withLabels(Map.of(ApiConstants.LABEL_POOL, "pods-v4", ApiConstants.LABEL_NODE, node))
             .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool("pods-v4");
-    spec.setBlock(ResourceNames.blockName("pods-v4", Cidr.parse("10.244.0.0/26")));
-    spec.setNode(node);
-    spec.setPod(
+    PodReference owner =
         new PodReference(
-            pod, "6f1c2a8e-0000-4000-8000-" + String.format("%012d", ip.hashCode() & 0xffffff)));
-    spec.setContainerID("containerd://" + "a".repeat(64));
-    spec.setInterfaceName("eth0");
-    spec.setNetwork("pods");
-    address.setSpec(spec);
+            pod, "6f1c2a8e-0000-4000-8000-" + String.format("%012d", ip.hashCode() & 0xffffff));
+    address.setSpec(TestAddresses.spec("pods-v4", "10.244.0.0/26", ip, node, owner, 'a'));
     return address;
   }
 }

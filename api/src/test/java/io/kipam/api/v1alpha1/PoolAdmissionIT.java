@@ -11,8 +11,8 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.labels.Selectors;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -33,19 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The pool CRD as the API server enforces it: samples pass, bad pools and bad selectors are refused
  * by name, and a pool's geometry (cidr, blockSize, network) cannot change while the rest can.
  */
-@WithControlPlane
+@WithControlPlane(crds = true)
 class PoolAdmissionIT {
 
-  private final KubernetesClient client;
-
-  PoolAdmissionIT(KubernetesClient client) {
-    this.client = client;
-  }
-
-  @BeforeAll
-  static void installCrds(KubernetesClient client) {
-    KipamCrds.install(client);
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @Test
   void everySampleIsAccepted() throws IOException {

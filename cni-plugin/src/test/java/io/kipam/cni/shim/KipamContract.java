@@ -56,7 +56,14 @@ abstract class KipamContract {
   }
 
   private static String okAnswer(String result) {
-    return "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 0\r\nContent-Length: "
+    return daemonAnswer(0, result);
+  }
+
+  /** The daemon's HTTP answer with exit code {@code exit} and CNI output {@code result}. */
+  private static String daemonAnswer(int exit, String result) {
+    return "HTTP/1.1 200 OK\r\nKipam-Exit-Code: "
+        + exit
+        + "\r\nContent-Length: "
         + result.length()
         + "\r\nConnection: close\r\n\r\n"
         + result;
@@ -107,13 +114,7 @@ abstract class KipamContract {
   void forwardsOnlyCniVariablesAndStdinAndReturnsTheDaemonsAnswer() throws Exception {
     Path socket = dir.resolve("kipam.sock");
     String result = "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.0.0.5/24\"}]}";
-    try (FakeDaemon daemon =
-        new FakeDaemon(
-            socket,
-            "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 0\r\nContent-Length: "
-                + result.length()
-                + "\r\nConnection: close\r\n\r\n"
-                + result)) {
+    try (FakeDaemon daemon = new FakeDaemon(socket, okAnswer(result))) {
       String config = config(socket);
       int exit =
           run(
@@ -346,13 +347,7 @@ abstract class KipamContract {
   void everyVerbButVersionIsForwardedWithTheDaemonsExitCode(String verb) throws Exception {
     Path socket = dir.resolve("kipam.sock");
     String answer = "{\"verb\":\"" + verb + "\"}";
-    try (FakeDaemon daemon =
-        new FakeDaemon(
-            socket,
-            "HTTP/1.1 200 OK\r\nKipam-Exit-Code: 3\r\nContent-Length: "
-                + answer.length()
-                + "\r\nConnection: close\r\n\r\n"
-                + answer)) {
+    try (FakeDaemon daemon = new FakeDaemon(socket, daemonAnswer(3, answer))) {
       assertThat(run(Map.of("CNI_COMMAND", verb), config(socket))).isEqualTo(3);
       assertThat(out()).isEqualTo(answer);
       assertThat(daemon.request.get(5, TimeUnit.SECONDS))

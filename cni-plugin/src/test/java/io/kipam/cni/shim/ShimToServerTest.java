@@ -27,18 +27,35 @@ class ShimToServerTest {
 
   @TempDir Path dir;
 
+  /** The daemon's side: keeps the environment and stdin of the last call and gives one answer. */
+  private static final class Recording implements CniEndpoint {
+    final AtomicReference<Map<String, String>> env = new AtomicReference<>();
+    final AtomicReference<String> stdin = new AtomicReference<>();
+    private final int exit;
+    private final String stdout;
+
+    Recording(int exit, String stdout) {
+      this.exit = exit;
+      this.stdout = stdout;
+    }
+
+    @Override
+    public Answer handle(Map<String, String> env, byte[] stdin) {
+      this.env.set(new HashMap<>(env));
+      this.stdin.set(new String(stdin, StandardCharsets.UTF_8));
+      return new Answer(exit, stdout.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  /** The network configuration of a kipam IPAM on {@code socket}. */
+  private static String config(Path socket) {
+    return "{\"cniVersion\":\"1.1.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":\"" + socket + "\"}}";
+  }
+
   @Test
   void callTravelsThroughTheSocketAndTheAnswerComesBackVerbatim() throws Exception {
     Path socket = dir.resolve("run/kipam.sock");
-    AtomicReference<Map<String, String>> seenEnv = new AtomicReference<>();
-    AtomicReference<String> seenStdin = new AtomicReference<>();
-    CniEndpoint endpoint =
-        (env, stdin) -> {
-          seenEnv.set(new HashMap<>(env));
-          seenStdin.set(new String(stdin, StandardCharsets.UTF_8));
-          return new CniEndpoint.Answer(
-              1, "{\"code\":100,\"msg\":\"exhausted\"}".getBytes(StandardCharsets.UTF_8));
-        };
+    Recording endpoint = new Recording(1, "{\"code\":100,\"msg\":\"exhausted\"}");
     AtomicBoolean ready = new AtomicBoolean(false);
     try (NodeServer server =
         new NodeServer(socket, endpoint, ready::get, new PrometheusRegistry())) {
@@ -46,8 +63,7 @@ class ShimToServerTest {
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)))
           .isEqualTo("rw-------");
 
-      String config =
-          "{\"cniVersion\":\"1.1.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":\"" + socket + "\"}}";
+      String config = config(socket);
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       int exit =
           Kipam.run(
@@ -58,8 +74,8 @@ class ShimToServerTest {
       assertThat(exit).isEqualTo(1);
       assertThat(out.toString(StandardCharsets.UTF_8))
           .isEqualTo("{\"code\":100,\"msg\":\"exhausted\"}");
-      assertThat(seenEnv.get()).containsOnlyKeys("CNI_COMMAND", "CNI_CONTAINERID");
-      assertThat(seenStdin.get()).isEqualTo(config);
+      assertThat(endpoint.env.get()).containsOnlyKeys("CNI_COMMAND", "CNI_CONTAINERID");
+      assertThat(endpoint.stdin.get()).isEqualTo(config);
 
       assertThat(UnixHttpClient.post(socket, "/readyz", new byte[0], TIMEOUT).status())
           .isEqualTo(503);
@@ -75,20 +91,11 @@ class ShimToServerTest {
   @Test
   void theNativeBinaryAgreesWithTheRealServerToo() throws Exception {
     Path socket = dir.resolve("run/kipam.sock");
-    AtomicReference<Map<String, String>> seenEnv = new AtomicReference<>();
-    AtomicReference<String> seenStdin = new AtomicReference<>();
-    CniEndpoint endpoint =
-        (env, stdin) -> {
-          seenEnv.set(new HashMap<>(env));
-          seenStdin.set(new String(stdin, StandardCharsets.UTF_8));
-          return new CniEndpoint.Answer(
-              0, "{\"cniVersion\":\"1.1.0\",\"ips\":[]}".getBytes(StandardCharsets.UTF_8));
-        };
+    Recording endpoint = new Recording(0, "{\"cniVersion\":\"1.1.0\",\"ips\":[]}");
     try (NodeServer server =
         new NodeServer(socket, endpoint, () -> true, new PrometheusRegistry())) {
       server.start();
-      String config =
-          "{\"cniVersion\":\"1.1.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":\"" + socket + "\"}}";
+      String config = config(socket);
 
       NativeKipam.Result result =
           NativeKipam.run(
@@ -98,10 +105,10 @@ class ShimToServerTest {
 
       assertThat(result.exit()).isZero();
       assertThat(result.stdout()).isEqualTo("{\"cniVersion\":\"1.1.0\",\"ips\":[]}");
-      assertThat(seenEnv.get())
+      assertThat(endpoint.env.get())
           .containsExactlyInAnyOrderEntriesOf(
               Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc"));
-      assertThat(seenStdin.get()).isEqualTo(config);
+      assertThat(endpoint.stdin.get()).isEqualTo(config);
     }
   }
 }

@@ -4,22 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class BlockStatusReporterTest {
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node node = fixture.node("node-a", 7);
   private final PoolView pool = AllocatorTest.pool("p4", "10.0.0.0/24", 26, 0);
 
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
-
   private long allocatedOf(Lease lease) {
     return fixture.status.status(node.block("p4", lease.block())).allocated();
+  }
+
+  /** The node's first address, whose block's count was written a minute ago. */
+  private Lease reportedAMinuteAgo() {
+    Lease lease = node.add(pool, 0);
+    node.reporter.report();
+    fixture.clock.advance(Duration.ofMinutes(1));
+    return lease;
   }
 
   @Test
@@ -62,9 +65,7 @@ class BlockStatusReporterTest {
 
   @Test
   void aFirstChangeAfterQuietIsWrittenAtOnce() {
-    Lease lease = node.add(pool, 0);
-    node.reporter.report();
-    fixture.clock.advance(Duration.ofMinutes(1));
+    Lease lease = reportedAMinuteAgo();
 
     node.add(pool, 1);
     node.reporter.report();
@@ -75,9 +76,7 @@ class BlockStatusReporterTest {
 
   @Test
   void anUnchangedCountIsNotWrittenAgain() {
-    Lease lease = node.add(pool, 0);
-    node.reporter.report();
-    fixture.clock.advance(Duration.ofMinutes(1));
+    Lease lease = reportedAMinuteAgo();
 
     node.add(pool, 1);
     node.del(pool, 1);

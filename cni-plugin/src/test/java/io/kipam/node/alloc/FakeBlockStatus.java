@@ -24,16 +24,6 @@ final class FakeBlockStatus implements BlockStatusStore {
       String reason,
       boolean shared,
       String shareRequestedAt) {
-    Status(
-        long version,
-        Long allocated,
-        ReleaseState release,
-        String requestedAt,
-        String respondedAt,
-        String reason) {
-      this(version, allocated, release, requestedAt, respondedAt, reason, false, null);
-    }
-
     Status with(
         long version,
         Long allocated,
@@ -44,9 +34,18 @@ final class FakeBlockStatus implements BlockStatusStore {
       return new Status(
           version, allocated, release, requestedAt, respondedAt, reason, shared, shareRequestedAt);
     }
+
+    /**
+     * This status at {@code version}, with {@code shared} and the share request {@code
+     * shareRequestedAt}.
+     */
+    Status withShare(long version, boolean shared, String shareRequestedAt) {
+      return new Status(
+          version, allocated, release, requestedAt, respondedAt, reason, shared, shareRequestedAt);
+    }
   }
 
-  private static final Status NONE = new Status(0, null, null, null, null, null);
+  private static final Status NONE = new Status(0, null, null, null, null, null, false, null);
 
   private final FakeStore store;
   private final Map<String, Ledger> watchers = new HashMap<>();
@@ -132,17 +131,7 @@ final class FakeBlockStatus implements BlockStatusStore {
       conflicts.incrementAndGet();
       return false;
     }
-    put(
-        ref,
-        new Status(
-            ++versions,
-            s.allocated(),
-            s.release(),
-            s.requestedAt(),
-            s.respondedAt(),
-            s.reason(),
-            true,
-            s.shareRequestedAt()));
+    put(ref, s.withShare(++versions, true, s.shareRequestedAt()));
     FakeStore.Block block = store.blocks.get(ref.name());
     store.blocks.put(
         ref.name(),
@@ -156,17 +145,7 @@ final class FakeBlockStatus implements BlockStatusStore {
       return false;
     }
     Status s = status(ref);
-    put(
-        ref,
-        new Status(
-            ++versions,
-            s.allocated(),
-            s.release(),
-            s.requestedAt(),
-            s.respondedAt(),
-            s.reason(),
-            s.shared(),
-            requestedAt));
+    put(ref, s.withShare(++versions, s.shared(), requestedAt));
     return true;
   }
 

@@ -14,6 +14,7 @@ class ForeignObjectsTest {
 
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
   private static final Duration EVERY = Duration.ofSeconds(30);
+  private static final Lease A = lease("10.0.0.1", "a");
 
   private static Lease lease(String ip, String uid) {
     return new Lease(
@@ -28,40 +29,41 @@ class ForeignObjectsTest {
         uid);
   }
 
+  /** Objects of other nodes, room for ten, that have read {@code lease} at {@link #T0}. */
+  private static ForeignObjects seenAtT0(Lease lease) {
+    ForeignObjects foreign = new ForeignObjects(10);
+    foreign.seen(lease, T0);
+    return foreign;
+  }
+
   @Test
   void anObjectIsDueOnceEveryIntervalFromItsLastRead() {
-    ForeignObjects foreign = new ForeignObjects(10);
-    Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
+    ForeignObjects foreign = seenAtT0(A);
 
     assertThat(foreign.due(EVERY, T0.plusSeconds(29))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(30))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(30))).containsExactly(A);
     assertThat(foreign.due(EVERY, T0.plusSeconds(59))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(60))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(60))).containsExactly(A);
   }
 
   @Test
   void seeingAnObjectAgainRenewsItsLastRead() {
-    ForeignObjects foreign = new ForeignObjects(10);
-    Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
-    foreign.seen(a, T0.plusSeconds(20));
+    ForeignObjects foreign = seenAtT0(A);
+    foreign.seen(A, T0.plusSeconds(20));
 
     assertThat(foreign.size()).isOne();
     assertThat(foreign.due(EVERY, T0.plusSeconds(30))).isEmpty();
-    assertThat(foreign.due(EVERY, T0.plusSeconds(50))).containsExactly(a);
+    assertThat(foreign.due(EVERY, T0.plusSeconds(50))).containsExactly(A);
   }
 
   @Test
   void aGoneObjectIsForgotten() {
-    ForeignObjects foreign = new ForeignObjects(10);
-    Lease a = lease("10.0.0.1", "a");
-    foreign.seen(a, T0);
-    assertThat(foreign.contains(a.object())).isTrue();
+    ForeignObjects foreign = seenAtT0(A);
+    assertThat(foreign.contains(A.object())).isTrue();
 
-    foreign.gone(a.object());
+    foreign.gone(A.object());
 
-    assertThat(foreign.contains(a.object())).isFalse();
+    assertThat(foreign.contains(A.object())).isFalse();
     assertThat(foreign.due(EVERY, T0.plus(EVERY))).isEmpty();
     assertThat(foreign.size()).isZero();
   }

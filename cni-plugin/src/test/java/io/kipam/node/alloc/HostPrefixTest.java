@@ -14,20 +14,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Host-prefix pools (blockSize /32 or /128): the block is the allocation and goes back with it. */
 class HostPrefixTest {
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node a = fixture.node("node-a", 7);
   private final NodeFixture.Node b = fixture.node("node-b", 9);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   private static PoolView shared(int reuseDelaySeconds) {
     return AllocatorTest.pool("shared", "10.0.0.0/29", 32, reuseDelaySeconds);

@@ -7,14 +7,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Nodes sharing one {@link FakeStore} and its {@link FakeBlockStatus}, each with its ledger,
  * allocator, release responder and status reporter, for tests of the node's blocks. Pods are spread
  * over three namespaces: an IPAddress name is unique only within a namespace, so in one namespace a
  * 409 would hide every bug that gives an address to two pods.
+ *
+ * <p>As a JUnit 5 extension on an instance field ({@code @RegisterExtension final NodeFixture
+ * fixture = new NodeFixture()}) it checks the invariants after every test.
  */
-final class NodeFixture {
+final class NodeFixture implements AfterEachCallback {
 
   static final String NETWORK = "net-a";
   static final Duration STATUS_PERIOD = Duration.ofSeconds(5);
@@ -61,7 +66,8 @@ final class NodeFixture {
     return new Node(name, seed);
   }
 
-  void checkInvariants() {
+  @Override
+  public void afterEach(ExtensionContext context) {
     Invariants.check(store, ledgers);
   }
 

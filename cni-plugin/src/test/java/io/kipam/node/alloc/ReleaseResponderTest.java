@@ -15,34 +15,39 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class ReleaseResponderTest {
 
   private static final String ROUND = "2026-01-01T00:00:00Z";
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node node = fixture.node("node-a", 7);
   private final PoolView pool = AllocatorTest.pool("p4", "10.0.0.0/24", 28, 0);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   private BlockRef blockOf(Lease lease) {
     return node.block("p4", lease.block());
   }
 
-  @Test
-  void anEmptyBlockIsAnsweredReadyAndNothingIsAllocatedFromItAfterwards() {
+  /** A block of {@code pool} the node has allocated from and that holds no address now. */
+  private BlockRef emptyBlock(PoolView pool) {
     Lease lease = node.add(pool, 0);
     node.del(pool, 0);
-    BlockRef block = blockOf(lease);
+    return blockOf(lease);
+  }
 
+  /** The operator asks for {@code block} back in round {@link #ROUND}; the node answers. */
+  private void askAndRespond(BlockRef block) {
     fixture.status.request(block, ROUND);
     node.responder.respond();
+  }
+
+  @Test
+  void anEmptyBlockIsAnsweredReadyAndNothingIsAllocatedFromItAfterwards() {
+    BlockRef block = emptyBlock(pool);
+
+    askAndRespond(block);
 
     FakeBlockStatus.Status status = fixture.status.status(block);
     assertThat(status.release()).isEqualTo(ReleaseState.Ready);
@@ -99,11 +104,8 @@ class ReleaseResponderTest {
 
   @Test
   void aReadyBlockIsNeverAllocatedFromUntilItsReleaseIsCleared() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    BlockRef block = emptyBlock(pool);
+    askAndRespond(block);
     assertThat(node.add(pool, 1).block()).isNotEqualTo(block.cidr());
 
     fixture.status.clear(block);
@@ -114,9 +116,7 @@ class ReleaseResponderTest {
 
   @Test
   void aBlockBeingDeletedIsClosedForGoodWhateverItsStatusSays() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
+    BlockRef block = emptyBlock(pool);
     BlockObject shown = fixture.status.object(block);
 
     // Deleted by hand (or by its pool's garbage collection): its finalizer keeps it for now.
@@ -137,12 +137,9 @@ class ReleaseResponderTest {
   @Test
   void anAddressStillRestingHoldsTheAnswerBackUntilItHasRested() {
     PoolView slow = AllocatorTest.pool("p4", "10.0.0.0/24", 28, 30);
-    Lease lease = node.add(slow, 0);
-    node.del(slow, 0);
-    BlockRef block = blockOf(lease);
+    BlockRef block = emptyBlock(slow);
 
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    askAndRespond(block);
 
     assertThat(fixture.status.status(block).release())
         .as("no answer while the released address rests: the block would carry it elsewhere")
@@ -158,11 +155,8 @@ class ReleaseResponderTest {
 
   @Test
   void aReadyAnswerNoOperatorActsOnIsTakenBackAndTheBlockOpensAgain() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    BlockRef block = emptyBlock(pool);
+    askAndRespond(block);
     assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Ready);
 
     fixture.clock.advance(NodeFixture.ABANDON_AFTER.minusSeconds(1));
@@ -182,15 +176,12 @@ class ReleaseResponderTest {
 
   @Test
   void anAddressBeingAllocatedKeepsABlockFromBeingReady() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
+    BlockRef block = emptyBlock(pool);
     // An ADD has picked an address of the block and is writing its IPAddress.
     Ledger.Pick pick = node.ledger.reserveFree(pool, new java.util.Random(1)).orElseThrow();
     assertThat(pick.block()).isEqualTo(block.cidr());
 
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    askAndRespond(block);
 
     assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Refused);
     node.ledger.unreserve(new AddressKey("p4", pick.ip()));
@@ -205,8 +196,7 @@ class ReleaseResponderTest {
     assertThatThrownBy(() -> node.add(pool, 1)).isInstanceOf(WriteOutcomeUnknownException.class);
     fixture.store.lostAnswers = 0;
 
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    askAndRespond(block);
 
     assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Refused);
     assertThat(fixture.status.status(block).reason()).startsWith("1 of its addresses");
@@ -228,9 +218,7 @@ class ReleaseResponderTest {
 
   @Test
   void aBlockThatChangedBeforeTheAnswerIsDecidedAgainOnItsNewState() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
+    BlockRef block = emptyBlock(pool);
     fixture.status.request(block, ROUND);
     // The node's watch has shown Requested; the operator then clears it, and the watch has not
     // delivered that yet: the answer's precondition fails.
@@ -250,9 +238,7 @@ class ReleaseResponderTest {
 
   @Test
   void aFailedAnswerIsTriedAgainAndTheBlockStaysClosedMeanwhile() {
-    Lease lease = node.add(pool, 0);
-    node.del(pool, 0);
-    BlockRef block = blockOf(lease);
+    BlockRef block = emptyBlock(pool);
     fixture.status.request(block, ROUND);
     fixture.status.failWrites = true;
 
@@ -267,11 +253,8 @@ class ReleaseResponderTest {
   @Test
   void aRestartedDaemonKeepsARequestedOrReadyBlockClosedFromItsFirstSync() {
     PoolView two = AllocatorTest.pool("p4", "10.0.0.0/27", 28, 0);
-    Lease a = node.add(two, 0);
-    node.del(two, 0);
-    BlockRef block = blockOf(a);
-    fixture.status.request(block, ROUND);
-    node.responder.respond();
+    BlockRef block = emptyBlock(two);
+    askAndRespond(block);
     assertThat(fixture.status.status(block).release()).isEqualTo(ReleaseState.Ready);
 
     for (ReleaseState state : List.of(ReleaseState.Ready, ReleaseState.Requested)) {

@@ -10,22 +10,17 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Allocation through sub-claims of Shared slots, and the rule that claims a slot Shared. */
 class SharedSlotsTest {
 
   private static final Cidr SLOT = Cidr.parse("10.0.0.0/29");
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node a = fixture.node("node-a", 7);
   private final NodeFixture.Node b = fixture.node("node-b", 9);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   /** One slot, 10.0.0.0/29: six assignable addresses (the pool's network and broadcast are not). */
   private static PoolView oneSlot(Integer nodes) {

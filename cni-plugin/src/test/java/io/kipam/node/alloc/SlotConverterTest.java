@@ -9,8 +9,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The holder's half of converting an Exclusive slot to Shared. */
 class SlotConverterTest {
@@ -18,15 +18,10 @@ class SlotConverterTest {
   /** Two slots of 10.0.0.0/28: 10.0.0.0/29 and 10.0.0.8/29, seven assignable addresses each. */
   private static final Cidr FIRST = Cidr.parse("10.0.0.0/29");
 
-  private final NodeFixture fixture = new NodeFixture();
+  @RegisterExtension final NodeFixture fixture = new NodeFixture();
   private final NodeFixture.Node a = fixture.node("node-a", 7);
   private final SlotConverter converter =
       new SlotConverter(a.ledger, fixture.store, fixture.status);
-
-  @AfterEach
-  void invariantsHold() {
-    fixture.checkInvariants();
-  }
 
   private static PoolView pool(int reuseDelaySeconds) {
     return AllocatorTest.pool("p", "10.0.0.0/28", 29, reuseDelaySeconds);
@@ -56,6 +51,22 @@ class SlotConverterTest {
         .collect(Collectors.toSet());
   }
 
+  /** The address the store holds for pod {@code i}. */
+  private IpAddress addressOf(int i) {
+    return fixture.store.addresses.values().stream()
+        .filter(l -> l.attachment().equals(NodeFixture.attachment(i)))
+        .findFirst()
+        .orElseThrow()
+        .ip();
+  }
+
+  /** The operator asks for {@code slot} to become Shared; the converter runs two rounds. */
+  private void shareAndConvert(BlockRef slot) {
+    fixture.status.requestShare(slot, "t1");
+    converter.convert();
+    converter.convert();
+  }
+
   @Test
   void theSlotClosesAtTheRequestAndTurnsSharedOnlyAfterEveryHeldAddressIsSubClaimed() {
     PoolView pool = pool(0);
@@ -82,15 +93,8 @@ class SlotConverterTest {
   void afterConversionCountsGoToTheSubClaimsAndADelGivesBackTheAddressesSubClaim() {
     PoolView pool = pool(0);
     BlockRef slot = slotWith(pool, 2);
-    IpAddress first =
-        fixture.store.addresses.values().stream()
-            .filter(l -> l.attachment().equals(NodeFixture.attachment(0)))
-            .findFirst()
-            .orElseThrow()
-            .ip();
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    IpAddress first = addressOf(0);
+    shareAndConvert(slot);
 
     List<BlockUsage> usage = a.ledger.blockUsage();
     assertThat(usage)
@@ -113,17 +117,10 @@ class SlotConverterTest {
   void aRestingAddressIsSubClaimedTooAndGoesBackOnceItHasRested() {
     PoolView pool = pool(30);
     BlockRef slot = slotWith(pool, 2);
-    IpAddress resting =
-        fixture.store.addresses.values().stream()
-            .filter(l -> l.attachment().equals(NodeFixture.attachment(1)))
-            .findFirst()
-            .orElseThrow()
-            .ip();
+    IpAddress resting = addressOf(1);
     a.del(pool, 1);
 
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    shareAndConvert(slot);
     assertThat(fixture.status.status(slot).shared()).isTrue();
     assertThat(subClaimsOf(slot, "node-a")).hasSize(2).contains(resting);
 
@@ -170,9 +167,7 @@ class SlotConverterTest {
     BlockRef slot = slotWith(capped, 7);
     assertThat(a.ledger.ownSlots(capped)).isEqualTo(1);
 
-    fixture.status.requestShare(slot, "t1");
-    converter.convert();
-    converter.convert();
+    shareAndConvert(slot);
 
     assertThat(a.ledger.ownSlots(capped)).isZero();
     assertThat(a.add(capped, 7).block().prefixLength())

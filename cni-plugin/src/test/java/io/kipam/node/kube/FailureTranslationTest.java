@@ -10,6 +10,8 @@ import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import java.net.ConnectException;
 import java.net.SocketException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** How API failures are sorted by what they say about a write. */
 class FailureTranslationTest {
@@ -45,24 +47,19 @@ class FailureTranslationTest {
     assertThat(create(status(429))).isNotInstanceOf(WriteOutcomeUnknownException.class);
   }
 
-  @Test
-  void refusedContentCarriesTheApiServersReason() {
-    RuntimeException sorted = create(status(422));
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "refused content carries the reason of the API server, 422, spec.containerID: Too long",
+    "a write refused to the caller carries the reason of the API server, 403, "
+        + "refused to create IPAddress q0/p.10-0-0-7"
+  })
+  void aRefusedWriteCarriesTheApiServersReason(String description, int code, String reason) {
+    RuntimeException sorted = create(status(code));
 
     assertThat(sorted)
         .isInstanceOfSatisfying(
-            RequestRejectedException.class, r -> assertThat(r.status()).isEqualTo(422))
-        .hasMessageContaining("spec.containerID: Too long");
-  }
-
-  @Test
-  void aWriteRefusedToTheCallerCarriesTheApiServersReason() {
-    RuntimeException sorted = create(status(403));
-
-    assertThat(sorted)
-        .isInstanceOfSatisfying(
-            RequestRejectedException.class, r -> assertThat(r.status()).isEqualTo(403))
-        .hasMessageContaining("refused to create IPAddress q0/p.10-0-0-7");
+            RequestRejectedException.class, r -> assertThat(r.status()).isEqualTo(code))
+        .hasMessageContaining(reason);
   }
 
   private static KubernetesClientException status(int code) {

@@ -131,10 +131,9 @@ class NodeServerTest {
               }
             });
 
-    CompletableFuture<String> status = async(() -> statusLine(client));
-    await().atMost(Duration.ofSeconds(60)).until(status::isDone);
+    String status = within(Duration.ofSeconds(60), () -> statusLine(client));
 
-    assertThat(status.join()).startsWith("HTTP/1.1 413 ");
+    assertThat(status).startsWith("HTTP/1.1 413 ");
     assertThat(cniCalls).hasValue(0);
     await().atMost(PROMPTLY).until(cutOff::isDone);
     assertThat(cutOff.join()).as("the server closed the connection instead of reading on").isTrue();
@@ -150,10 +149,9 @@ class NodeServerTest {
         head("POST", "/v1/cni", "Content-Length: " + (NodeServer.MAX_REQUEST_BYTES + 1))
             + "{\"env\":{}");
 
-    CompletableFuture<String> status = async(() -> statusLine(client));
-    await().atMost(PROMPTLY).until(status::isDone);
+    String status = within(PROMPTLY, () -> statusLine(client));
 
-    assertThat(status.join()).startsWith("HTTP/1.1 413 ");
+    assertThat(status).startsWith("HTTP/1.1 413 ");
     assertThat(cniCalls).hasValue(0);
   }
 
@@ -163,10 +161,9 @@ class NodeServerTest {
     SocketChannel client = connect();
     send(client, head("POST", "/v1/cni", "Content-Length: 1000") + "{\"env\":{},");
 
-    CompletableFuture<String> rest = async(() -> readToEnd(client));
-    await().atMost(PROMPTLY).until(rest::isDone);
+    String rest = within(PROMPTLY, () -> readToEnd(client));
 
-    assertThat(rest.join()).startsWith("HTTP/1.1 408 ");
+    assertThat(rest).startsWith("HTTP/1.1 408 ");
     assertThat(cniCalls).hasValue(0);
   }
 
@@ -298,6 +295,13 @@ class NodeServerTest {
       line.append((char) one.get(0));
     }
     return line.toString();
+  }
+
+  /** What {@code call} returns, run on another thread and awaited for at most {@code limit}. */
+  private <T> T within(Duration limit, Callable<T> call) {
+    CompletableFuture<T> result = async(call);
+    await().atMost(limit).until(result::isDone);
+    return result.join();
   }
 
   private <T> CompletableFuture<T> async(Callable<T> call) {

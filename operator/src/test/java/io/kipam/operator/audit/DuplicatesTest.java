@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.operator.audit.Duplicates.Holder;
 import io.kipam.operator.audit.Duplicates.Slot;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class DuplicatesTest {
@@ -13,14 +12,17 @@ class DuplicatesTest {
     return new Holder(new AddressObject(namespace, pool + ".10-0-0-1", namespace + "-uid"), pool);
   }
 
-  private static Duplicates twoPasses(List<String[]> addresses) {
+  /** An IPAddress of {@code pool} in {@code namespace} holding {@code ip} on {@code network}. */
+  private record Held(String network, String ip, String namespace, String pool) {}
+
+  private static Duplicates twoPasses(Held... addresses) {
     Duplicates d = new Duplicates();
-    for (String[] a : addresses) {
-      d.see(a[0], a[1]);
+    for (Held a : addresses) {
+      d.see(a.network(), a.ip());
     }
     if (d.found()) {
-      for (String[] a : addresses) {
-        d.collect(a[0], a[1], holder(a[2], a[3]));
+      for (Held a : addresses) {
+        d.collect(a.network(), a.ip(), holder(a.namespace(), a.pool()));
       }
     }
     return d;
@@ -30,10 +32,9 @@ class DuplicatesTest {
   void oneAddressHeldInTwoNamespacesIsADuplicateWithBothHolders() {
     Duplicates d =
         twoPasses(
-            List.of(
-                new String[] {"", "10.0.0.1", "a", "p"},
-                new String[] {"", "10.0.0.2", "a", "p"},
-                new String[] {"", "10.0.0.1", "b", "p"}));
+            new Held("", "10.0.0.1", "a", "p"),
+            new Held("", "10.0.0.2", "a", "p"),
+            new Held("", "10.0.0.1", "b", "p"));
 
     assertThat(d.result()).containsOnlyKeys(new Slot("", "10.0.0.1"));
     assertThat(d.result().get(new Slot("", "10.0.0.1")))
@@ -43,10 +44,7 @@ class DuplicatesTest {
   @Test
   void theSameAddressInTwoNetworksIsNoDuplicate() {
     Duplicates d =
-        twoPasses(
-            List.of(
-                new String[] {"red", "10.0.0.1", "a", "p1"},
-                new String[] {"blue", "10.0.0.1", "b", "p2"}));
+        twoPasses(new Held("red", "10.0.0.1", "a", "p1"), new Held("blue", "10.0.0.1", "b", "p2"));
 
     assertThat(d.found()).isFalse();
     assertThat(d.result()).isEmpty();
@@ -55,10 +53,7 @@ class DuplicatesTest {
   @Test
   void twoPoolsOfOneNetworkHoldingOneAddressAreADuplicate() {
     Duplicates d =
-        twoPasses(
-            List.of(
-                new String[] {"red", "10.0.0.1", "a", "p1"},
-                new String[] {"red", "10.0.0.1", "b", "p2"}));
+        twoPasses(new Held("red", "10.0.0.1", "a", "p1"), new Held("red", "10.0.0.1", "b", "p2"));
 
     assertThat(d.result().get(new Slot("red", "10.0.0.1"))).hasSize(2);
   }

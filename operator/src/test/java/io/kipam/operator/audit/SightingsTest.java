@@ -13,6 +13,8 @@ class SightingsTest {
   private static final Duration GRACE = Duration.ofSeconds(600);
   private static final AddressObject A = new AddressObject("ns", "a", "uid-a");
 
+  private final Sightings sightings = new Sightings(GRACE);
+
   @Test
   void aFirstSightingIsNeverDueEvenWithoutGrace() {
     assertThat(new Sightings(Duration.ZERO).seen(A, OrphanReason.POD, T0)).isFalse();
@@ -20,37 +22,33 @@ class SightingsTest {
 
   @Test
   void aSecondSightingIsDueOnlyOnceTheGraceHasPassed() {
-    Sightings s = new Sightings(GRACE);
-    assertThat(s.seen(A, OrphanReason.POD, T0)).isFalse();
-    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(599))).isFalse();
-    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(600))).isTrue();
+    assertThat(sightings.seen(A, OrphanReason.POD, T0)).isFalse();
+    assertThat(sightings.seen(A, OrphanReason.POD, T0.plusSeconds(599))).isFalse();
+    assertThat(sightings.seen(A, OrphanReason.POD, T0.plusSeconds(600))).isTrue();
   }
 
   @Test
   void anotherReasonStartsTheGraceAgain() {
-    Sightings s = new Sightings(GRACE);
-    s.seen(A, OrphanReason.POD, T0);
-    assertThat(s.seen(A, OrphanReason.NODE, T0.plusSeconds(700))).isFalse();
-    assertThat(s.seen(A, OrphanReason.NODE, T0.plusSeconds(1300))).isTrue();
+    sightings.seen(A, OrphanReason.POD, T0);
+    assertThat(sightings.seen(A, OrphanReason.NODE, T0.plusSeconds(700))).isFalse();
+    assertThat(sightings.seen(A, OrphanReason.NODE, T0.plusSeconds(1300))).isTrue();
   }
 
   @Test
   void anotherObjectOfTheSameNameIsANewCandidate() {
-    Sightings s = new Sightings(GRACE);
-    s.seen(A, OrphanReason.POD, T0);
+    sightings.seen(A, OrphanReason.POD, T0);
     AddressObject again = new AddressObject("ns", "a", "uid-b");
-    assertThat(s.seen(again, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
+    assertThat(sightings.seen(again, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
   }
 
   @Test
   void aCandidateAnAuditNoLongerSeesOrphanedIsForgotten() {
-    Sightings s = new Sightings(GRACE);
     AddressObject b = new AddressObject("ns", "b", "uid-b");
-    s.seen(A, OrphanReason.POD, T0);
-    s.seen(b, OrphanReason.BLOCK, T0);
-    s.retainOnly(Set.of(b));
-    assertThat(s.size()).isEqualTo(1);
-    assertThat(s.seen(A, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
-    assertThat(s.seen(b, OrphanReason.BLOCK, T0.plusSeconds(700))).isTrue();
+    sightings.seen(A, OrphanReason.POD, T0);
+    sightings.seen(b, OrphanReason.BLOCK, T0);
+    sightings.retainOnly(Set.of(b));
+    assertThat(sightings.size()).isEqualTo(1);
+    assertThat(sightings.seen(A, OrphanReason.POD, T0.plusSeconds(700))).isFalse();
+    assertThat(sightings.seen(b, OrphanReason.BLOCK, T0.plusSeconds(700))).isTrue();
   }
 }

@@ -2,27 +2,26 @@ package io.kipam.operator.block;
 
 import static io.kipam.operator.block.Slots.LAYOUT;
 import static io.kipam.operator.block.Slots.block;
+import static io.kipam.operator.block.Slots.inRound;
+import static io.kipam.operator.block.Slots.slots;
+import static io.kipam.operator.block.Slots.subClaim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.BlockMode;
-import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class PoolPressureTest {
 
   @Test
   void aNodeHoldingNoBlockIsShortOnlyThroughItsDemand() {
-    IPBlock empty = block("10.0.0.48/28", "b", 0);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "a", 16),
-            block("10.0.0.32/28", "b", 3),
-            empty);
+    List<IPBlock> blocks = slots("a:15 a:16 b:3 b:0");
+    IPBlock empty = blocks.get(3);
 
     assertThat(PoolPressure.donorFor("c", LAYOUT, blocks)).isEmpty();
     assertThat(PoolPressure.donorFor("c", LAYOUT, blocks, true)).contains(empty);
@@ -30,81 +29,47 @@ class PoolPressureTest {
 
   @Test
   void aFullNodeGetsAnotherNodesEmptyBlockWhenNoBlockIsLeftToClaim() {
-    IPBlock empty = block("10.0.0.48/28", "b", 0);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "a", 16),
-            block("10.0.0.32/28", "b", 3),
-            empty);
+    List<IPBlock> blocks = slots("a:15 a:16 b:3 b:0");
+    IPBlock empty = blocks.get(3);
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).contains(empty);
   }
 
   @Test
   void aSharedSlotIsNoDonorAndItsSubClaimsClaimNoSlot() {
+    List<IPBlock> blocks = slots("a:15 a:16 b:0");
+    IPBlock converted = blocks.get(2);
+    converted.getStatus().setMode(BlockMode.Shared);
     IPBlock shared = block("10.0.0.48/28", null, 0);
     shared.getStatus().setMode(BlockMode.Shared);
-    IPBlock converted = block("10.0.0.32/28", "b", 0);
-    converted.getStatus().setMode(BlockMode.Shared);
-    IPBlock subClaim = block("10.0.0.50/32", "b", 1);
-    subClaim.getSpec().setParent(shared.getMetadata().getName());
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "a", 16),
-            converted,
-            shared,
-            subClaim);
+    blocks.add(shared);
+    blocks.add(subClaim("10.0.0.50", "b", shared));
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
   }
 
   @Test
   void subClaimsDoNotHideAnUnclaimedSlot() {
-    IPBlock subClaim = block("10.0.0.50/32", "b", 1);
-    subClaim.getSpec().setParent("p.10.0.0.48/28");
-    List<IPBlock> blocks =
-        List.of(block("10.0.0.0/28", "a", 15), block("10.0.0.16/28", "b", 0), subClaim);
+    List<IPBlock> blocks = slots("a:15 b:0");
+    IPBlock unclaimed = block("10.0.0.48/28", null, 0);
+    blocks.add(subClaim("10.0.0.50", "b", unclaimed));
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
   }
 
-  @Test
-  void nothingMovesWhileABlockIsLeftToClaim() {
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "b", 0),
-            block("10.0.0.32/28", "b", 0));
-
-    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
-  }
-
-  @Test
-  void nothingMovesWhileTheNodeHasAFreeAddress() {
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "a", 15),
-            block("10.0.0.32/28", "b", 0),
-            block("10.0.0.48/28", "b", 0));
-
-    assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "nothing moves while a block is left to claim, a:15 b:0 b:0",
+    "nothing moves while the node has a free address, a:15 a:15 b:0 b:0"
+  })
+  void nothingMoves(String description, String holdings) {
+    assertThat(PoolPressure.donorFor("a", LAYOUT, slots(holdings))).isEmpty();
   }
 
   @Test
   void aBlockInUseOrAlreadyInARoundIsNotAskedFor() {
-    IPBlock asked = block("10.0.0.48/28", "c", 0);
-    BlockRelease release = new BlockRelease();
-    release.setState(ReleaseState.Refused);
-    asked.getStatus().setRelease(release);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "a", 16),
-            block("10.0.0.32/28", "b", 1),
-            asked);
+    List<IPBlock> blocks = slots("a:15 a:16 b:1 c:0");
+    inRound(blocks.get(3), ReleaseState.Refused);
 
     assertThat(PoolPressure.donorFor("a", LAYOUT, blocks)).isEmpty();
   }

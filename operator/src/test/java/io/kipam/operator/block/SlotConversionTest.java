@@ -1,25 +1,22 @@
 package io.kipam.operator.block;
 
 import static io.kipam.operator.block.Slots.LAYOUT;
-import static io.kipam.operator.block.Slots.block;
+import static io.kipam.operator.block.Slots.inRound;
+import static io.kipam.operator.block.Slots.slots;
+import static io.kipam.operator.block.Slots.subClaim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.api.v1alpha1.BlockMode;
-import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.BlockShare;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class SlotConversionTest {
-
-  private static IPBlock subClaim(String ip, String node, IPBlock parent) {
-    IPBlock sub = block(ip + "/32", node, 1);
-    sub.getSpec().setParent(parent.getMetadata().getName());
-    return sub;
-  }
 
   private static void ask(IPBlock slot) {
     BlockShare share = new BlockShare();
@@ -27,26 +24,25 @@ class SlotConversionTest {
     slot.getStatus().setShare(share);
   }
 
-  @Test
-  void aNodeHoldingNoSlotIsShortAndGetsTheSlotWithTheMostFreeAddresses() {
-    IPBlock mostFree = block("10.0.0.32/28", "c", 2);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 5),
-            block("10.0.0.16/28", "b", 10),
-            mostFree,
-            block("10.0.0.48/28", "d", 6));
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a node holding no slot is short, e, a:5 b:10 c:2 d:6",
+    "a short node gets the exclusive slot converted, a, a:15 b:10 c:2 d:6"
+  })
+  void theShortNodeGetsTheSlotWithTheMostFreeAddresses(
+      String description, String node, String holdings) {
+    List<IPBlock> blocks = slots(holdings);
+    IPBlock mostFree = blocks.get(2);
 
-    assertThat(SlotConversion.candidateFor("e", LAYOUT, blocks)).contains(mostFree);
+    assertThat(SlotConversion.candidateFor(node, LAYOUT, blocks)).contains(mostFree);
   }
 
   @Test
   void anUnansweredRequestHoldsThePoolUpOnlyForTheAnswerWait() {
-    IPBlock asked = block("10.0.0.32/28", "c", 2);
+    List<IPBlock> blocks = slots("a:15 b:10 c:2 d:6");
+    IPBlock asked = blocks.get(2);
     ask(asked); // at 2026-01-01T00:00:00Z; its holder never answers
-    IPBlock next = block("10.0.0.48/28", "d", 6);
-    List<IPBlock> blocks =
-        List.of(block("10.0.0.0/28", "a", 15), block("10.0.0.16/28", "b", 10), asked, next);
+    IPBlock next = blocks.get(3);
     java.time.Instant at = java.time.Instant.parse("2026-01-01T00:00:00Z");
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks, at.plusSeconds(5))).isEmpty();
@@ -57,64 +53,21 @@ class SlotConversionTest {
         .contains(next);
   }
 
-  @Test
-  void aShortNodeGetsTheExclusiveSlotWithTheMostFreeAddressesConverted() {
-    IPBlock mostFree = block("10.0.0.32/28", "c", 2);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "b", 10),
-            mostFree,
-            block("10.0.0.48/28", "d", 6));
-
-    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(mostFree);
-  }
-
-  @Test
-  void aPoolWithAnUnclaimedSlotNeverConverts() {
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "b", 2),
-            block("10.0.0.32/28", "c", 2));
-
-    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
-  }
-
-  @Test
-  void aPoolWithAnIdleDonorNeverConverts() {
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "b", 2),
-            block("10.0.0.32/28", "c", 2),
-            block("10.0.0.48/28", "d", 0));
-
-    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
-  }
-
-  @Test
-  void aNodeWithAFreeAddressInItsSlotsIsNotShort() {
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 14),
-            block("10.0.0.16/28", "b", 2),
-            block("10.0.0.32/28", "c", 2),
-            block("10.0.0.48/28", "d", 2));
-
-    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a pool with an unclaimed slot never converts, a:15 b:2 c:2",
+    "a pool with an idle donor never converts, a:15 b:2 c:2 d:0",
+    "a node with a free address in its slots is not short, a:14 b:2 c:2 d:2"
+  })
+  void nothingConverts(String description, String holdings) {
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, slots(holdings))).isEmpty();
   }
 
   @Test
   void slotsTurnSharedOneAtATimeAndOnlyWhenTheSharedOnesAreUsedUp() {
-    IPBlock asked = block("10.0.0.16/28", "b", 2);
+    List<IPBlock> blocks = slots("a:15 b:2 c:2 d:2");
+    IPBlock asked = blocks.get(1);
     ask(asked);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            asked,
-            block("10.0.0.32/28", "c", 2),
-            block("10.0.0.48/28", "d", 2));
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
 
     asked.getStatus().setMode(BlockMode.Shared);
@@ -136,13 +89,9 @@ class SlotConversionTest {
 
   @Test
   void aSlotInAnOpenReleaseRoundIsNotAsked() {
-    IPBlock inRound = block("10.0.0.16/28", "b", 2);
-    BlockRelease release = new BlockRelease();
-    release.setState(ReleaseState.Requested);
-    inRound.getStatus().setRelease(release);
-    IPBlock last = block("10.0.0.48/28", "d", 12);
-    List<IPBlock> blocks =
-        List.of(block("10.0.0.0/28", "a", 15), inRound, block("10.0.0.32/28", "c", 15), last);
+    List<IPBlock> blocks = slots("a:15 b:2 c:15 d:12");
+    inRound(blocks.get(1), ReleaseState.Requested);
+    IPBlock last = blocks.get(3);
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(last);
   }
@@ -153,44 +102,27 @@ class SlotConversionTest {
    */
   @Test
   void aSlotWhoseHolderRefusedARoundMayBeAsked() {
-    IPBlock refused = block("10.0.0.16/28", "b", 2);
-    BlockRelease release = new BlockRelease();
-    release.setState(ReleaseState.Refused);
-    refused.getStatus().setRelease(release);
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            refused,
-            block("10.0.0.32/28", "c", 15),
-            block("10.0.0.48/28", "d", 12));
+    List<IPBlock> blocks = slots("a:15 b:2 c:15 d:12");
+    IPBlock refused = inRound(blocks.get(1), ReleaseState.Refused);
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).contains(refused);
   }
 
   @Test
   void aSlotBeingDeletedCountsAsUnclaimedSoNothingConverts() {
-    IPBlock deleting = block("10.0.0.32/28", "c", 1);
+    List<IPBlock> blocks = slots("a:15 b:2 c:1 d:2");
+    IPBlock deleting = blocks.get(2);
     deleting.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
-    List<IPBlock> blocks =
-        List.of(
-            block("10.0.0.0/28", "a", 15),
-            block("10.0.0.16/28", "b", 2),
-            deleting,
-            block("10.0.0.48/28", "d", 2));
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
   }
 
   @Test
   void aConvertedSlotIsNeverAskedAgain() {
-    IPBlock converted = block("10.0.0.16/28", "b", 0);
+    List<IPBlock> blocks = slots("a:15 b:0 c:16 d:15");
+    IPBlock converted = blocks.get(1);
     ask(converted);
     converted.getStatus().setMode(BlockMode.Shared);
-    List<IPBlock> blocks = new ArrayList<>();
-    blocks.add(block("10.0.0.0/28", "a", 15));
-    blocks.add(converted);
-    blocks.add(block("10.0.0.32/28", "c", 16));
-    blocks.add(block("10.0.0.48/28", "d", 15));
     for (int i = 16; i < 32; i++) {
       blocks.add(subClaim("10.0.0." + i, "a", converted));
     }

@@ -29,34 +29,22 @@ class PoolOverlapsTest {
 
   /** The pool with the status the operator writes when it marks a pool Ready. */
   static IPPool ready(IPPool pool) {
-    IPPoolStatus status = new IPPoolStatus();
-    status.setObservedGeneration(1L);
-    status.setConditions(
-        List.of(
-            Conditions.of(
-                PoolStatusCalculator.READY,
-                Conditions.TRUE,
-                PoolStatusCalculator.REASON_CHECKED,
-                "checked",
-                1,
-                List.of(),
-                Instant.EPOCH)));
-    pool.setStatus(status);
-    return pool;
+    return withReady(pool, 1L, Conditions.TRUE, PoolStatusCalculator.REASON_CHECKED, "checked");
   }
 
   static IPPool refused(IPPool pool) {
+    return withReady(pool, null, Conditions.FALSE, PoolStatusCalculator.REASON_OVERLAP, "overlaps");
+  }
+
+  /** {@code pool} with a status of one condition, Ready as given. */
+  private static IPPool withReady(
+      IPPool pool, Long observedGeneration, String ready, String reason, String message) {
     IPPoolStatus status = new IPPoolStatus();
+    status.setObservedGeneration(observedGeneration);
     status.setConditions(
         List.of(
             Conditions.of(
-                PoolStatusCalculator.READY,
-                Conditions.FALSE,
-                PoolStatusCalculator.REASON_OVERLAP,
-                "overlaps",
-                1,
-                List.of(),
-                Instant.EPOCH)));
+                PoolStatusCalculator.READY, ready, reason, message, 1, List.of(), Instant.EPOCH)));
     pool.setStatus(status);
     return pool;
   }

@@ -8,6 +8,7 @@ import io.kipam.api.net.PoolLayout;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPBlockStatus;
+import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import java.time.Instant;
 import java.util.List;
@@ -28,6 +29,15 @@ class PoolStatusCalculatorTest {
     status.setAllocated(allocated);
     block.setStatus(status);
     return block;
+  }
+
+  /** Generation 1 of a pool none of whose blocks is claimed. */
+  private static PoolFacts unclaimed(
+      Optional<PoolLayout> layout,
+      Optional<String> invalid,
+      Optional<IPPool> overlapping,
+      Optional<String> terminating) {
+    return new PoolFacts(1, layout, invalid, List.of(), overlapping, terminating);
   }
 
   private static PoolFacts facts(List<IPBlock> blocks) {
@@ -70,13 +80,7 @@ class PoolStatusCalculatorTest {
     PoolLayout v6 = PoolLayout.builder().cidr("fd00::/64").blockSize(120).build();
     IPPoolStatus status =
         PoolStatusCalculator.status(
-            new PoolFacts(
-                1,
-                Optional.of(v6),
-                Optional.empty(),
-                List.of(),
-                Optional.empty(),
-                Optional.empty()),
+            unclaimed(Optional.of(v6), Optional.empty(), Optional.empty(), Optional.empty()),
             null,
             T0);
 
@@ -89,13 +93,7 @@ class PoolStatusCalculatorTest {
     var older = PoolOverlapsTest.pool("older", "10.0.0.0/16", "blue", "2026-01-01T00:00:00Z");
     IPPoolStatus status =
         PoolStatusCalculator.status(
-            new PoolFacts(
-                1,
-                Optional.of(LAYOUT),
-                Optional.empty(),
-                List.of(),
-                Optional.of(older),
-                Optional.empty()),
+            unclaimed(Optional.of(LAYOUT), Optional.empty(), Optional.of(older), Optional.empty()),
             null,
             T0);
 
@@ -109,11 +107,9 @@ class PoolStatusCalculatorTest {
   void aPoolBeingDeletedIsTerminatingAndNotReady() {
     IPPoolStatus status =
         PoolStatusCalculator.status(
-            new PoolFacts(
-                1,
+            unclaimed(
                 Optional.of(LAYOUT),
                 Optional.empty(),
-                List.of(),
                 Optional.empty(),
                 Optional.of("waiting for ns/a")),
             null,
@@ -129,13 +125,8 @@ class PoolStatusCalculatorTest {
   void anInvalidSpecIsNotReadyAndHasNoCounts() {
     IPPoolStatus status =
         PoolStatusCalculator.status(
-            new PoolFacts(
-                1,
-                Optional.empty(),
-                Optional.of("bad cidr"),
-                List.of(),
-                Optional.empty(),
-                Optional.empty()),
+            unclaimed(
+                Optional.empty(), Optional.of("bad cidr"), Optional.empty(), Optional.empty()),
             null,
             T0);
 

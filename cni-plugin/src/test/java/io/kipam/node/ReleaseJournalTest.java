@@ -62,9 +62,11 @@ class ReleaseJournalTest {
 
     Ledger after = ledger(T0.plusSeconds(10));
     ReleaseJournal.attach(file, after, Clock.fixed(T0.plusSeconds(10), ZoneOffset.UTC));
-    after.blockClaimed(
-        new io.kipam.node.alloc.BlockRef(
-            "p4", pool.layout().block(java.math.BigInteger.ZERO), "block-uid"));
+    after
+        .blocks()
+        .blockClaimed(
+            new io.kipam.node.alloc.BlockRef(
+                "p4", pool.layout().block(java.math.BigInteger.ZERO), "block-uid"));
 
     List<IpAddress> offered = new java.util.ArrayList<>();
     after.reserveFree(pool, new Random(1)).ifPresent(p -> offered.add(p.ip()));

@@ -213,7 +213,7 @@ public final class Allocator {
    * background; a failure is tried again on the next call.
    */
   public void returnBlocks() {
-    for (BlockRef ref : ledger.blocksToDelete()) {
+    for (BlockRef ref : ledger.blocks().blocksToDelete()) {
       try {
         Checkpoint.reach("daemon-giving-back", ref.pool());
         claims.deleteBlock(ref, ref.hostPrefix() ? "its address was released" : "it is empty");
@@ -225,7 +225,8 @@ public final class Allocator {
   }
 
   private AllocationException exhausted(PoolView pool, String why) {
-    return NoAddress.refusal(pool, ledger.node(), ledger.ownBlocks(pool.name()).size(), why);
+    return NoAddress.refusal(
+        pool, ledger.node(), ledger.blocks().ownBlocks(pool.name()).size(), why);
   }
 
   /**
@@ -328,6 +329,7 @@ public final class Allocator {
     // address has rested), so any node can claim it. So does the sub-claim of an address of a
     // slot this node converted to Shared, whose IPAddress still names the slot as its block.
     ledger
+        .blocks()
         .retireIdleHostBlock(lease.pool(), Cidr.of(lease.ip(), lease.ip().family().bits()))
         .ifPresent(
             ref -> {

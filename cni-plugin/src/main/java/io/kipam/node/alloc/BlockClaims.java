@@ -60,7 +60,7 @@ final class BlockClaims {
       return true;
     }
     int nodes = Math.max(pool.nodes(), 1);
-    return ledger.unclaimedCount(pool, nodes) >= nodes;
+    return ledger.blocks().unclaimedCount(pool, nodes) >= nodes;
   }
 
   /**
@@ -103,7 +103,7 @@ final class BlockClaims {
   }
 
   private Claim claimNewBlock(PoolView pool, List<BlockRef> claimedHere) {
-    int held = ledger.ownSlots(pool);
+    int held = ledger.blocks().ownSlots(pool);
     if (pool.maxBlocksPerNode() > 0 && held >= pool.maxBlocksPerNode()) {
       throw new AllocationException(
           AllocationException.Reason.BLOCK_LIMIT,
@@ -117,19 +117,19 @@ final class BlockClaims {
               + pool.maxBlocksPerNode()
               + ") allows no more");
     }
-    for (Cidr block : ledger.unclaimedBlocks(pool, random, Allocator.ATTEMPTS)) {
+    for (Cidr block : ledger.blocks().unclaimedBlocks(pool, random, Allocator.ATTEMPTS)) {
       // A claim with an unknown outcome changes nothing here: if it happened, the node's block
       // watch brings the block as this node's; if not, the block is still free. Marking it taken
       // would lose it for good when the claim did not happen.
       String uid = store.claimBlock(pool.name(), block, ledger.node());
       if (uid != null) {
         BlockRef claimed = new BlockRef(pool.name(), block, uid);
-        ledger.blockClaimed(claimed);
+        ledger.blocks().blockClaimed(claimed);
         claimedHere.add(claimed);
         log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
         return Claim.CLAIMED;
       }
-      ledger.blockTaken(pool.name(), block);
+      ledger.blocks().blockTaken(pool.name(), block);
     }
     return Claim.NONE;
   }
@@ -139,10 +139,10 @@ final class BlockClaims {
    * pool sub-claims its addresses. Never given back by this node (it is not this node's).
    */
   private Claim claimSharedSlot(PoolView pool) {
-    for (Cidr slot : ledger.unclaimedBlocks(pool, random, Allocator.ATTEMPTS)) {
+    for (Cidr slot : ledger.blocks().unclaimedBlocks(pool, random, Allocator.ATTEMPTS)) {
       String uid = store.claimSharedSlot(pool.name(), slot);
       if (uid != null) {
-        ledger.slotSeen(pool.name(), slot, uid, true, false);
+        ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);
         log.info(
             "claimed slot {} of pool {} Shared from birth (fewer unclaimed slots than the {} Nodes"
                 + " of the pool)",
@@ -151,7 +151,7 @@ final class BlockClaims {
             pool.nodes());
         return Claim.CLAIMED;
       }
-      ledger.blockTaken(pool.name(), slot);
+      ledger.blocks().blockTaken(pool.name(), slot);
     }
     return Claim.NONE;
   }
@@ -177,7 +177,7 @@ final class BlockClaims {
       } catch (WriteOutcomeUnknownException e) {
         // If it happened, the node's block watch brings the sub-claim, which then goes back.
         ledger.unreserve(address);
-        ledger.subClaimInDoubt(pool.name(), ip);
+        ledger.blocks().subClaimInDoubt(pool.name(), ip);
         throw e;
       } catch (RuntimeException e) {
         ledger.unreserve(address);
@@ -185,12 +185,12 @@ final class BlockClaims {
       }
       if (uid == null) {
         ledger.unreserve(address);
-        ledger.subClaimTaken(pool.name(), ip);
+        ledger.blocks().subClaimTaken(pool.name(), ip);
         log.info("address {} of Shared slot {} is sub-claimed by another node", ip, slot);
         continue;
       }
       BlockRef ref = new BlockRef(pool.name(), Cidr.of(ip, ip.family().bits()), uid);
-      ledger.blockClaimed(ref);
+      ledger.blocks().blockClaimed(ref);
       claimedHere.add(ref);
       Optional<AllocationStore.SlotState> parent;
       try {
@@ -202,8 +202,8 @@ final class BlockClaims {
       if (parent.isEmpty() || parent.get().deleting() || !parent.get().shared()) {
         ledger.unreserve(address);
         claimedHere.remove(ref);
-        ledger.slotUnusable(pool.name(), slot);
-        if (ledger.retireIfEmpty(ref)) {
+        ledger.blocks().slotUnusable(pool.name(), slot);
+        if (ledger.blocks().retireIfEmpty(ref)) {
           deleteBlock(ref, "its slot " + slot + " is gone, being deleted or not Shared");
         }
         continue;
@@ -220,7 +220,7 @@ final class BlockClaims {
   }
 
   void giveBackIfEmpty(BlockRef claimed, RuntimeException failure) {
-    if (!ledger.retireIfEmpty(claimed)) {
+    if (!ledger.blocks().retireIfEmpty(claimed)) {
       return;
     }
     try {
@@ -242,10 +242,10 @@ final class BlockClaims {
     } catch (StoreUnavailableException e) {
       throw e;
     } catch (RuntimeException e) {
-      ledger.unretire(ref);
+      ledger.blocks().unretire(ref);
       throw e;
     }
-    ledger.blockGone(ref);
+    ledger.blocks().blockGone(ref);
     log.info("gave back block {} of pool {}: {}", ref.cidr(), ref.pool(), why);
   }
 }

@@ -43,7 +43,7 @@ public final class BlockStatusReporter {
     }
     Instant now = clock.instant();
     Set<BlockRef> current = new HashSet<>();
-    for (BlockUsage usage : ledger.blockUsage()) {
+    for (BlockUsage usage : ledger.blocks().blockUsage()) {
       BlockObject block = usage.block();
       BlockRef ref = block.ref();
       current.add(ref);

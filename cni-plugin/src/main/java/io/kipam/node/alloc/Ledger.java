@@ -16,12 +16,13 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * One node's record of its allocations: the blocks it holds, the blocks anyone holds, every
- * IPAddress object of this node (by namespace and UID), the addresses reserved by allocations in
- * flight, the addresses whose state is uncertain, and when each address was last released. It is
- * fed by the node's watches and by the allocator's own writes, and is the only mutable state of
- * allocation; every method holds its monitor, so a pick and its reservation are atomic, while API
- * calls happen outside it. The records it keeps do no locking of their own: only it calls them.
+ * One node's address book: every IPAddress object of this node (by namespace and UID), the
+ * addresses reserved by allocations in flight, the addresses whose state is uncertain, and when
+ * each address was last released. Its blocks side ({@link #blocks()}, {@link LedgerBlocks}) holds
+ * the blocks this node holds and the blocks anyone holds. Both are fed by the node's watches and by
+ * the allocator's own writes, and are the only mutable state of allocation; every method of either
+ * holds this object's monitor, so a pick and its reservation are atomic, while API calls happen
+ * outside it. The records it keeps do no locking of their own: only it calls them.
  *
  * <p>The rule that keeps one holder per address across namespaces: an address is free only when no
  * object this node knows of holds it, no allocation is writing it, no write of it has an unknown
@@ -34,7 +35,7 @@ public final class Ledger {
   private final Clock clock;
   private final NodeBlocks blocks = new NodeBlocks();
   private final SharedSlots shared = new SharedSlots();
-  private final Set<AddressKey> subClaimsInDoubt = new HashSet<>();
+  private final LedgerBlocks blockSide = new LedgerBlocks(this, blocks, shared);
   private final AddressObjects objects = new AddressObjects();
   private final ForeignObjects foreign = new ForeignObjects(AddressObjects.MAX_TOMBSTONES);
   private final Set<AddressKey> reserved = new HashSet<>();
@@ -61,6 +62,11 @@ public final class Ledger {
     return node;
   }
 
+  /** The blocks side: what the block watches feed and the block decisions, under this monitor. */
+  public LedgerBlocks blocks() {
+    return blockSide;
+  }
+
   public synchronized void onRelease(ReleaseListener listener) {
     this.releaseListener = listener;
   }
@@ -71,68 +77,6 @@ public final class Ledger {
   }
 
   // ---- fed by the watches ----
-
-  /** Someone holds {@code block} of {@code pool} (another node, or this one): claims skip it. */
-  public synchronized void blockTaken(String pool, Cidr block) {
-    blocks.take(pool, block);
-  }
-
-  /**
-   * The node's block watch shows one of this node's blocks ({@link NodeBlocks#seen}). A host-prefix
-   * block seen before the ledger has synced, or whose sub-claim was in doubt, goes back once idle
-   * (its address may have gone while no daemon ran).
-   */
-  public synchronized void ownBlockSeen(BlockObject object) {
-    NodeBlocks.Own own = blocks.seen(object, clock.instant());
-    if (own != null
-        && object.ref().hostPrefix()
-        && (!synced
-            || subClaimsInDoubt.remove(
-                new AddressKey(object.ref().pool(), object.ref().cidr().network())))) {
-      own.giveBack = true;
-    }
-  }
-
-  /** A failed ADD's sub-claim of {@code ip} may exist: if the watch brings it, it goes back. */
-  public synchronized void subClaimInDoubt(String pool, IpAddress ip) {
-    if (subClaimsInDoubt.size() < AddressObjects.MAX_TOMBSTONES) {
-      subClaimsInDoubt.add(new AddressKey(pool, ip));
-    }
-  }
-
-  /** This node's claim created the block {@code ref}. */
-  public synchronized void blockClaimed(BlockRef ref) {
-    blocks.claimed(ref);
-  }
-
-  /** The block object {@code ref} is gone: {@link NodeBlocks#gone} and {@link SharedSlots#gone}. */
-  public synchronized void blockGone(BlockRef ref) {
-    blocks.gone(ref);
-    shared.gone(ref);
-  }
-
-  /** A slot of {@code pool} from the pool's block watch: {@link SharedSlots#slotSeen}. */
-  public synchronized void slotSeen(
-      String pool, Cidr slot, String uid, boolean sharedSlot, boolean deleting) {
-    blocks.take(pool, slot);
-    shared.slotSeen(pool, new SharedSlots.Slot(slot, uid, sharedSlot, deleting));
-  }
-
-  /** A sub-claim of {@code host} from the pool's block watch: {@link SharedSlots#subClaimSeen}. */
-  public synchronized void subClaimSeen(String pool, Cidr host, String uid, String parent) {
-    blocks.take(pool, host);
-    shared.subClaimSeen(new AddressKey(pool, host.network()), uid, parent);
-  }
-
-  /** A fresh read found {@code slot} not usable: {@link SharedSlots#unusable}. */
-  public synchronized void slotUnusable(String pool, Cidr slot) {
-    shared.unusable(pool, slot);
-  }
-
-  /** A create of the sub-claim of {@code ip} answered 409: another node holds the address. */
-  public synchronized void subClaimTaken(String pool, IpAddress ip) {
-    shared.subClaimTaken(new AddressKey(pool, ip));
-  }
 
   /** A pool's reuse delay, from the pool watch: {@link RestingAddresses#poolSeen}. */
   public synchronized void poolSeen(String pool, Duration reuseDelay) {
@@ -207,30 +151,6 @@ public final class Ledger {
     Instant now = clock.instant();
     resting.rest(lease.address(), now);
     releaseListener.released(lease.pool(), lease.ip(), now);
-  }
-
-  public synchronized List<Cidr> ownBlocks(String pool) {
-    return blocks.cidrs(pool);
-  }
-
-  /** This node's Exclusive slots of {@code pool}: {@link NodeBlocks#exclusiveSlots}. */
-  public synchronized int ownSlots(PoolView pool) {
-    return blocks.exclusiveSlots(pool.name(), pool.layout().blockSize());
-  }
-
-  public synchronized boolean taken(String pool, Cidr block) {
-    return blocks.taken(pool, block);
-  }
-
-  /** Candidate blocks of {@code pool} nobody holds, in random order; at most {@code limit}. */
-  public synchronized List<Cidr> unclaimedBlocks(PoolView pool, Random random, int limit) {
-    return SlotCandidates.unclaimed(
-        pool.layout(), block -> taken(pool.name(), block), random, limit);
-  }
-
-  /** How many slots of {@code pool} nobody holds, up to {@code cap}: {@link SlotCandidates}. */
-  public synchronized int unclaimedCount(PoolView pool, int cap) {
-    return SlotCandidates.unclaimedCount(pool.layout(), block -> taken(pool.name(), block), cap);
   }
 
   /**
@@ -326,63 +246,6 @@ public final class Ledger {
     objects.deleted(lease.object(), clock.instant());
   }
 
-  /** Takes {@code ref} out of use if nothing in it is taken: {@link NodeBlocks#retireIfEmpty}. */
-  public synchronized boolean retireIfEmpty(BlockRef ref) {
-    return blocks.retireIfEmpty(ref, inUse());
-  }
-
-  /** The delete of the retired block {@code ref} certainly did not happen: it is open again. */
-  public synchronized void unretire(BlockRef ref) {
-    blocks.unretire(ref);
-  }
-
-  /** Retires the host-prefix block at {@code block} if idle: {@link NodeBlocks#retireIfIdle}. */
-  public synchronized Optional<BlockRef> retireIdleHostBlock(String pool, Cidr block) {
-    NodeBlocks.Own own = blocks.get(pool, block);
-    return synced
-            && own != null
-            && blocks.retireIfIdle(own, inUse(), resting.restingAt(clock.instant()))
-        ? Optional.of(own.ref())
-        : Optional.empty();
-  }
-
-  /** The blocks this node should delete ({@link NodeBlocks#toDelete}); none before synced. */
-  public synchronized List<BlockRef> blocksToDelete() {
-    return synced ? blocks.toDelete(inUse(), resting.restingAt(clock.instant())) : List.of();
-  }
-
-  /** Every pending release request, decided: {@link NodeBlocks#pendingReleases}. */
-  public synchronized List<ReleaseDecision> pendingReleases() {
-    return blocks.pendingReleases(this::inUse, this::restingAddresses);
-  }
-
-  /** This node's blocks Ready for {@code abandonAfter} or longer: {@link NodeBlocks#readySince}. */
-  public synchronized List<BlockObject> abandonedReleases(Duration abandonAfter) {
-    return blocks.readySince(clock.instant().minus(abandonAfter));
-  }
-
-  /** The answer to {@code decided}'s request was written: {@link NodeBlocks#answered}. */
-  public synchronized void releaseAnswered(BlockObject decided, BlockObject written) {
-    blocks.answered(decided, written, clock.instant());
-  }
-
-  /** The conversions to carry out now ({@link SlotConversions#pending}); none before synced. */
-  public synchronized List<Conversion> pendingConversions() {
-    return synced
-        ? SlotConversions.pending(blocks, shared, this::inUse, this::restingAddresses)
-        : List.of();
-  }
-
-  /** A conversion created the sub-claim {@code ref}: {@link SlotConversions#subClaimed}. */
-  public synchronized void conversionSubClaimed(BlockRef ref) {
-    SlotConversions.subClaimed(blocks, ref);
-  }
-
-  /** How many addresses each of this node's blocks has taken: see {@link BlockUsage}. */
-  public synchronized List<BlockUsage> blockUsage() {
-    return BlockUsage.of(blocks, inUse());
-  }
-
   /** Sizes of the ledger's bounded records, for tests and benchmarks. */
   public synchronized Map<String, Integer> sizes() {
     Map<String, Integer> sizes = new HashMap<>(objects.sizes());
@@ -393,8 +256,8 @@ public final class Ledger {
     return Map.copyOf(sizes);
   }
 
-  /** Held by an object (readable or not), reserved, or uncertain. */
-  private Set<AddressKey> inUse() {
+  /** Held by an object (readable or not), reserved, or uncertain. Callers hold the monitor. */
+  Set<AddressKey> inUse() {
     Set<AddressKey> keys = new HashSet<>();
     objects.addTakenTo(keys);
     keys.addAll(reserved);
@@ -402,8 +265,16 @@ public final class Ledger {
     return keys;
   }
 
-  private Set<AddressKey> restingAddresses() {
+  Set<AddressKey> restingAddresses() {
     return resting.allRestingAt(clock.instant());
+  }
+
+  Predicate<AddressKey> restingNow() {
+    return resting.restingAt(clock.instant());
+  }
+
+  Instant now() {
+    return clock.instant();
   }
 
   /** An address's last holder went: it rests, and a host-prefix block of it goes back once idle. */

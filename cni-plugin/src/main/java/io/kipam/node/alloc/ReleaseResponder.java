@@ -52,12 +52,12 @@ public final class ReleaseResponder {
     if (!ledger.synced()) {
       return; // "empty" means nothing until the node's allocations are known
     }
-    for (ReleaseDecision decision : ledger.pendingReleases()) {
+    for (ReleaseDecision decision : ledger.blocks().pendingReleases()) {
       if (!decision.waiting()) {
         answer(decision.block(), decision.ready(), refusal(decision));
       }
     }
-    for (BlockObject abandoned : ledger.abandonedReleases(abandonAfter)) {
+    for (BlockObject abandoned : ledger.blocks().abandonedReleases(abandonAfter)) {
       answer(
           abandoned,
           false,
@@ -105,18 +105,20 @@ public final class ReleaseResponder {
           ref.pool());
       return;
     }
-    ledger.releaseAnswered(
-        block,
-        new BlockObject(
-            ref,
-            version,
-            true,
-            state,
-            block.requestedAt(),
-            block.allocated(),
-            block.deleting(),
-            block.shared(),
-            block.shareRequestedAt()));
+    ledger
+        .blocks()
+        .releaseAnswered(
+            block,
+            new BlockObject(
+                ref,
+                version,
+                true,
+                state,
+                block.requestedAt(),
+                block.allocated(),
+                block.deleting(),
+                block.shared(),
+                block.shareRequestedAt()));
     if (ready) {
       Checkpoint.reach("daemon-answered", ref.pool());
     }

@@ -39,7 +39,7 @@ public final class SlotConverter {
 
   /** Moves every requested conversion of this node's slots as far as it can go now. */
   public synchronized void convert() {
-    for (Conversion conversion : ledger.pendingConversions()) {
+    for (Conversion conversion : ledger.blocks().pendingConversions()) {
       BlockRef slot = conversion.slot().ref();
       try {
         if (subClaimAll(slot, conversion)) {
@@ -66,18 +66,20 @@ public final class SlotConverter {
         uid = store.claimSubClaim(slot.pool(), ip, ledger.node(), slot.cidr());
       } catch (WriteOutcomeUnknownException e) {
         // If it happened, the node's block watch brings it and the next round counts it.
-        ledger.subClaimInDoubt(slot.pool(), ip);
+        ledger.blocks().subClaimInDoubt(slot.pool(), ip);
         throw e;
       }
       if (uid == null) {
-        ledger.subClaimTaken(slot.pool(), ip);
+        ledger.blocks().subClaimTaken(slot.pool(), ip);
         log.info(
             "address {} of slot {} being converted is sub-claimed already; it counts as covered",
             ip,
             slot.cidr());
         continue;
       }
-      ledger.conversionSubClaimed(new BlockRef(slot.pool(), Cidr.of(ip, ip.family().bits()), uid));
+      ledger
+          .blocks()
+          .conversionSubClaimed(new BlockRef(slot.pool(), Cidr.of(ip, ip.family().bits()), uid));
       log.info(
           "sub-claimed {} of slot {} of pool {} for node {}, converting the slot to Shared",
           ip,

@@ -356,7 +356,7 @@ public final class NodeWatch implements AutoCloseable {
   /** One of this node's blocks, from the node's block watch: the only source of its state. */
   private void ownBlockSeen(IPBlock block) {
     if (node.equals(block.getSpec().getNode())) {
-      ledger.ownBlockSeen(Blocks.object(block));
+      ledger.blocks().ownBlockSeen(Blocks.object(block));
     } else {
       blockTaken(block);
     }
@@ -372,19 +372,21 @@ public final class NodeWatch implements AutoCloseable {
     Cidr cidr = Cidr.parse(block.getSpec().getCidr());
     String uid = block.getMetadata().getUid();
     if (block.getSpec().getParent() != null) {
-      ledger.subClaimSeen(pool, cidr, uid, block.getSpec().getParent());
+      ledger.blocks().subClaimSeen(pool, cidr, uid, block.getSpec().getParent());
     } else {
-      ledger.slotSeen(
-          pool,
-          cidr,
-          uid,
-          SlotModes.shared(block),
-          block.getMetadata().getDeletionTimestamp() != null);
+      ledger
+          .blocks()
+          .slotSeen(
+              pool,
+              cidr,
+              uid,
+              SlotModes.shared(block),
+              block.getMetadata().getDeletionTimestamp() != null);
     }
   }
 
   private void blockGone(IPBlock block) {
-    ledger.blockGone(Blocks.ref(block));
+    ledger.blocks().blockGone(Blocks.ref(block));
   }
 
   private void poolSeen(IPPool pool) {

@@ -77,7 +77,7 @@ class AllocatorTest {
 
     Lease lease = add(pool, 1);
 
-    assertThat(ledger.ownBlocks("p4")).containsExactly(lease.block());
+    assertThat(ledger.blocks().ownBlocks("p4")).containsExactly(lease.block());
     assertThat(lease.block().contains(lease.ip())).isTrue();
     assertThat(store.addresses).hasSize(1);
   }
@@ -113,7 +113,7 @@ class AllocatorTest {
       ips.add(add(pool, i).ip());
     }
     assertThat(ips).hasSize(10);
-    assertThat(ledger.ownBlocks("p4")).hasSizeGreaterThanOrEqualTo(3);
+    assertThat(ledger.blocks().ownBlocks("p4")).hasSizeGreaterThanOrEqualTo(3);
   }
 
   @Test
@@ -315,7 +315,7 @@ class AllocatorTest {
       ips.add(add(pool, i).ip());
     }
     assertThat(ips).hasSize(50);
-    assertThat(ledger.ownBlocks("p6")).hasSize(1);
+    assertThat(ledger.blocks().ownBlocks("p6")).hasSize(1);
   }
 
   @Test
@@ -631,7 +631,7 @@ class AllocatorTest {
     assertThatThrownBy(() -> add(pool, 1)).isInstanceOf(RequestRejectedException.class);
 
     assertThat(store.blocks).isEmpty();
-    assertThat(ledger.ownBlocks("p4")).isEmpty();
+    assertThat(ledger.blocks().ownBlocks("p4")).isEmpty();
     store.rejectCreates = false;
     add(pool, 1);
     assertThat(store.blocks).hasSize(1);

@@ -29,7 +29,7 @@ class BlockClaimsTest {
     assertThat(claims.claim(pool, claimedHere, false)).isEqualTo(BlockClaims.Claim.CLAIMED);
 
     assertThat(claimedHere).hasSize(1);
-    assertThat(ledger.ownBlocks("p")).containsExactly(claimedHere.get(0).cidr());
+    assertThat(ledger.blocks().ownBlocks("p")).containsExactly(claimedHere.get(0).cidr());
     assertThat(store.blocks.get(claimedHere.get(0).name()).node()).isEqualTo("node-a");
   }
 
@@ -37,7 +37,7 @@ class BlockClaimsTest {
   void noClaimWhenEverySlotIsTaken() {
     PoolView pool = AllocatorTest.pool("p", "10.0.0.0/29", 30, 0);
     for (Cidr block : pool.layout().usableBlocks()) {
-      ledger.blockTaken("p", block);
+      ledger.blocks().blockTaken("p", block);
     }
 
     assertThat(claims.claim(pool, new ArrayList<>(), false)).isEqualTo(BlockClaims.Claim.NONE);
@@ -75,7 +75,7 @@ class BlockClaimsTest {
     assertThat(pick).isPresent();
     assertThat(pick.get().block().prefixLength()).isEqualTo(32);
     assertThat(claimedHere).extracting(BlockRef::cidr).containsExactly(pick.get().block());
-    assertThat(ledger.ownBlocks("p")).containsExactly(pick.get().block());
+    assertThat(ledger.blocks().ownBlocks("p")).containsExactly(pick.get().block());
   }
 
   @Test
@@ -87,6 +87,6 @@ class BlockClaimsTest {
     claims.giveBackIfEmpty(claimedHere.get(0), new RuntimeException("the ADD failed"));
 
     assertThat(store.blocks).isEmpty();
-    assertThat(ledger.ownBlocks("p")).isEmpty();
+    assertThat(ledger.blocks().ownBlocks("p")).isEmpty();
   }
 }

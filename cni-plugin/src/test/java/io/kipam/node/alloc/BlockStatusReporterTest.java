@@ -95,7 +95,7 @@ class BlockStatusReporterTest {
     node.add(pool, 1);
     BlockRef block = node.block("p4", lease.block());
     // A restarted daemon: the block watch shows the count written before the restart.
-    node.ledger.ownBlockSeen(new BlockObject(block, "7", true, null, null, 2L));
+    node.ledger.blocks().ownBlockSeen(new BlockObject(block, "7", true, null, null, 2L));
 
     node.reporter.report();
 
@@ -166,7 +166,7 @@ class BlockStatusReporterTest {
     node.reporter.report();
 
     long total = 0;
-    for (var cidr : node.ledger.ownBlocks("p4")) {
+    for (var cidr : node.ledger.blocks().ownBlocks("p4")) {
       Long count = fixture.status.status(node.block("p4", cidr)).allocated();
       assertThat(count).isBetween(1L, 4L);
       total += count;
@@ -179,7 +179,7 @@ class BlockStatusReporterTest {
     Ledger fresh = new Ledger("node-b", fixture.clock);
     var cidr = pool.layout().block(java.math.BigInteger.ONE);
     BlockRef block = new BlockRef("p4", cidr, fixture.store.claimBlock("p4", cidr, "node-b"));
-    fresh.ownBlockSeen(fixture.status.object(block));
+    fresh.blocks().ownBlockSeen(fixture.status.object(block));
     fresh.leaseSeen(
         new Lease(
             "p4",

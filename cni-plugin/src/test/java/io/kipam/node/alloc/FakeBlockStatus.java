@@ -65,7 +65,7 @@ final class FakeBlockStatus implements BlockStatusStore {
   private synchronized void show(BlockRef ref) {
     Ledger watcher = watchers.get(holder(ref));
     if (watcher != null) {
-      watcher.ownBlockSeen(object(ref));
+      watcher.blocks().ownBlockSeen(object(ref));
     }
   }
 
@@ -170,7 +170,7 @@ final class FakeBlockStatus implements BlockStatusStore {
     statuses.remove(ref);
     Ledger watcher = watchers.get(node);
     if (watcher != null) {
-      watcher.blockGone(ref);
+      watcher.blocks().blockGone(ref);
     }
     return true;
   }
@@ -204,7 +204,7 @@ final class FakeBlockStatus implements BlockStatusStore {
     statuses.put(ref, status);
     Ledger watcher = watchers.get(holder(ref));
     if (watcher != null) {
-      watcher.ownBlockSeen(object(ref));
+      watcher.blocks().ownBlockSeen(object(ref));
     }
   }
 

@@ -35,7 +35,7 @@ class HostPrefixTest {
     Lease second = a.add(pool, 1);
 
     assertThat(first.block().prefixLength()).isEqualTo(32);
-    assertThat(a.ledger.ownBlocks("shared"))
+    assertThat(a.ledger.blocks().ownBlocks("shared"))
         .containsExactlyInAnyOrder(first.block(), second.block());
     assertThat(fixture.store.blocks).hasSize(2);
   }
@@ -44,13 +44,13 @@ class HostPrefixTest {
   void aDelGivesTheBlockBackAtOnceSoAnotherNodeCanClaimIt() {
     PoolView pool = AllocatorTest.pool("one", "10.0.0.4/32", 32, 0);
     Lease lease = a.add(pool, 0);
-    b.ledger.blockTaken("one", lease.block()); // node-b's watch of the pool's blocks
+    b.ledger.blocks().blockTaken("one", lease.block()); // node-b's watch of the pool's blocks
 
     a.del(pool, 0);
 
     assertThat(fixture.store.blocks).isEmpty();
-    assertThat(a.ledger.ownBlocks("one")).isEmpty();
-    b.ledger.blockGone(a.block("one", lease.block())); // node-b's watch sees it go
+    assertThat(a.ledger.blocks().ownBlocks("one")).isEmpty();
+    b.ledger.blocks().blockGone(a.block("one", lease.block())); // node-b's watch sees it go
     Lease there = b.add(pool, 1);
     assertThat(there.ip()).isEqualTo(lease.ip());
     assertThat(there.pod().namespace()).isNotEqualTo(lease.pod().namespace());
@@ -63,9 +63,9 @@ class HostPrefixTest {
     BlockObject before = fixture.status.object(a.block("one", lease.block()));
 
     a.del(pool, 0);
-    a.ledger.ownBlockSeen(before); // e.g. a status write from before the delete
+    a.ledger.blocks().ownBlockSeen(before); // e.g. a status write from before the delete
 
-    assertThat(a.ledger.ownBlocks("one")).isEmpty();
+    assertThat(a.ledger.blocks().ownBlocks("one")).isEmpty();
     assertThat(a.ledger.reserveFree(pool, new java.util.Random(1))).isEmpty();
   }
 
@@ -75,12 +75,12 @@ class HostPrefixTest {
     Lease lease = a.add(pool, 0);
     a.del(pool, 0);
     a.allocator.returnBlocks();
-    assertThat(a.ledger.ownBlocks("shared")).containsExactly(lease.block());
+    assertThat(a.ledger.blocks().ownBlocks("shared")).containsExactly(lease.block());
 
     fixture.clock.advance(Duration.ofSeconds(31));
     a.allocator.returnBlocks();
 
-    assertThat(a.ledger.ownBlocks("shared")).isEmpty();
+    assertThat(a.ledger.blocks().ownBlocks("shared")).isEmpty();
     assertThat(fixture.store.blocks).isEmpty();
   }
 
@@ -95,7 +95,7 @@ class HostPrefixTest {
     a.allocator.returnBlocks();
 
     assertThat(again.block()).isEqualTo(lease.block());
-    assertThat(a.ledger.ownBlocks("one")).containsExactly(lease.block());
+    assertThat(a.ledger.blocks().ownBlocks("one")).containsExactly(lease.block());
   }
 
   @Test
@@ -122,10 +122,10 @@ class HostPrefixTest {
     // Gone in the API, unknown to the node: nothing may be allocated from it.
     assertThat(fixture.store.blocks).isEmpty();
     fixture.store.lostBlockDeletes = false;
-    assertThat(a.ledger.ownBlocks("one")).containsExactly(lease.block());
+    assertThat(a.ledger.blocks().ownBlocks("one")).containsExactly(lease.block());
     assertThat(a.ledger.reserveFree(pool, new java.util.Random(1))).isEmpty();
     a.allocator.returnBlocks();
-    assertThat(a.ledger.ownBlocks("one")).isEmpty();
+    assertThat(a.ledger.blocks().ownBlocks("one")).isEmpty();
   }
 
   @Test
@@ -137,12 +137,12 @@ class HostPrefixTest {
 
     Ledger restarted = new Ledger("node-a", fixture.clock);
     restarted.poolSeen("shared", Duration.ZERO);
-    restarted.ownBlockSeen(fixture.status.object(block));
+    restarted.blocks().ownBlockSeen(fixture.status.object(block));
     restarted.markSynced();
     new Allocator(restarted, fixture.store, new java.util.Random(3)).returnBlocks();
 
     assertThat(fixture.store.blocks).isEmpty();
-    a.ledger.blockGone(block);
+    a.ledger.blocks().blockGone(block);
     a.ledger.objectGone(lease.address(), lease.object());
   }
 
@@ -155,7 +155,7 @@ class HostPrefixTest {
     // A restarted daemon whose watch has shown the block but not yet its address.
     Ledger restarted = new Ledger("node-a", fixture.clock);
     restarted.poolSeen("shared", Duration.ZERO);
-    restarted.ownBlockSeen(fixture.status.object(block));
+    restarted.blocks().ownBlockSeen(fixture.status.object(block));
     new Allocator(restarted, fixture.store, new java.util.Random(3)).returnBlocks();
 
     assertThat(fixture.store.blocks).containsKey(block.name());
@@ -189,7 +189,7 @@ class HostPrefixTest {
                   try {
                     if (ThreadLocalRandom.current().nextBoolean()) {
                       Lease lease = mine.add(pool, id);
-                      theirs.ledger.blockTaken("shared", lease.block());
+                      theirs.ledger.blocks().blockTaken("shared", lease.block());
                     } else {
                       mine.del(pool, id);
                     }
@@ -216,7 +216,7 @@ class HostPrefixTest {
   private void forgetGoneBlocks(NodeFixture.Node n) {
     for (var cidr : shared(0).layout().usableBlocks()) {
       if (!fixture.store.blocks.containsKey(new BlockRef("shared", cidr, "").name())) {
-        n.ledger.blockGone(new BlockRef("shared", cidr, "gone"));
+        n.ledger.blocks().blockGone(new BlockRef("shared", cidr, "gone"));
       }
     }
   }

@@ -55,7 +55,7 @@ class ReleaseResponderTest {
     assertThat(status.respondedAt()).isNotNull();
     assertThat(node.add(pool, 1).block()).isNotEqualTo(block.cidr());
     assertThat(fixture.status.deleteIfReady(block, ROUND)).isTrue();
-    assertThat(node.ledger.ownBlocks("p4")).doesNotContain(block.cidr());
+    assertThat(node.ledger.blocks().ownBlocks("p4")).doesNotContain(block.cidr());
   }
 
   @Test
@@ -99,7 +99,7 @@ class ReleaseResponderTest {
     Lease lease = node.add(pool, 0);
 
     assertThat(fixture.store.blocks).containsKey(new BlockRef("p4", lease.block(), "").name());
-    assertThat(node.ledger.ownBlocks("p4")).containsExactly(lease.block());
+    assertThat(node.ledger.blocks().ownBlocks("p4")).containsExactly(lease.block());
   }
 
   @Test
@@ -120,15 +120,17 @@ class ReleaseResponderTest {
     BlockObject shown = fixture.status.object(block);
 
     // Deleted by hand (or by its pool's garbage collection): its finalizer keeps it for now.
-    node.ledger.ownBlockSeen(
-        new BlockObject(
-            block,
-            shown.resourceVersion() + "0",
-            shown.hasStatus(),
-            null,
-            null,
-            shown.allocated(),
-            true));
+    node.ledger
+        .blocks()
+        .ownBlockSeen(
+            new BlockObject(
+                block,
+                shown.resourceVersion() + "0",
+                shown.hasStatus(),
+                null,
+                null,
+                shown.allocated(),
+                true));
 
     assertThat(node.add(pool, 1).block()).isNotEqualTo(block.cidr());
     assertThat(node.add(pool, 2).block()).isNotEqualTo(block.cidr());
@@ -224,13 +226,13 @@ class ReleaseResponderTest {
     // delivered that yet: the answer's precondition fails.
     BlockObject seen = fixture.status.object(block);
     fixture.status.clear(block);
-    node.ledger.ownBlockSeen(seen);
+    node.ledger.blocks().ownBlockSeen(seen);
 
     node.responder.respond();
     assertThat(fixture.status.conflicts.get()).isOne();
     assertThat(fixture.status.status(block).release()).isNull();
 
-    node.ledger.ownBlockSeen(fixture.status.object(block));
+    node.ledger.blocks().ownBlockSeen(fixture.status.object(block));
     node.responder.respond();
     assertThat(fixture.status.answers.get()).isZero();
     assertThat(node.add(pool, 1).block()).isEqualTo(block.cidr());
@@ -260,9 +262,16 @@ class ReleaseResponderTest {
     for (ReleaseState state : List.of(ReleaseState.Ready, ReleaseState.Requested)) {
       Ledger restarted = new Ledger("node-a", fixture.clock);
       BlockObject shown = fixture.status.object(block);
-      restarted.ownBlockSeen(
-          new BlockObject(
-              block, shown.resourceVersion(), true, state, shown.requestedAt(), shown.allocated()));
+      restarted
+          .blocks()
+          .ownBlockSeen(
+              new BlockObject(
+                  block,
+                  shown.resourceVersion(),
+                  true,
+                  state,
+                  shown.requestedAt(),
+                  shown.allocated()));
       restarted.markSynced();
 
       assertThat(restarted.reserveFree(two, new java.util.Random(1))).isEmpty();
@@ -328,7 +337,7 @@ class ReleaseResponderTest {
       round++;
       String requestedAt = "round-" + round;
       List<BlockRef> asked = new ArrayList<>();
-      for (Cidr cidr : n.ledger.ownBlocks("p4")) {
+      for (Cidr cidr : n.ledger.blocks().ownBlocks("p4")) {
         BlockRef ref = n.block("p4", cidr);
         if (ThreadLocalRandom.current().nextInt(3) == 0
             && fixture.status.request(ref, requestedAt)) {

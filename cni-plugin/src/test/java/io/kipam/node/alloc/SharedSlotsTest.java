@@ -32,7 +32,7 @@ class SharedSlotsTest {
   }
 
   private void seesShared(NodeFixture.Node node, String uid) {
-    node.ledger.slotSeen("p", SLOT, uid, true, false);
+    node.ledger.blocks().slotSeen("p", SLOT, uid, true, false);
   }
 
   private List<FakeStore.Block> subClaims() {
@@ -66,8 +66,8 @@ class SharedSlotsTest {
           (name, block) -> {
             if (block.parent() != null) {
               IpAddress ip = ResourceNames.parseBlockLabel(name.substring(2)).network();
-              a.ledger.subClaimSeen("p", Cidr.of(ip, 32), block.uid(), block.parent());
-              b.ledger.subClaimSeen("p", Cidr.of(ip, 32), block.uid(), block.parent());
+              a.ledger.blocks().subClaimSeen("p", Cidr.of(ip, 32), block.uid(), block.parent());
+              b.ledger.blocks().subClaimSeen("p", Cidr.of(ip, 32), block.uid(), block.parent());
             }
           });
     }
@@ -102,7 +102,7 @@ class SharedSlotsTest {
     assertThatThrownBy(() -> a.add(oneSlot(null), 0)).isInstanceOf(AllocationException.class);
 
     assertThat(subClaims()).isEmpty();
-    assertThat(a.ledger.ownBlocks("p")).isEmpty();
+    assertThat(a.ledger.blocks().ownBlocks("p")).isEmpty();
   }
 
   @Test
@@ -114,7 +114,7 @@ class SharedSlotsTest {
     a.del(pool, 0);
 
     assertThat(subClaims()).isEmpty();
-    assertThat(a.ledger.ownBlocks("p")).isEmpty();
+    assertThat(a.ledger.blocks().ownBlocks("p")).isEmpty();
   }
 
   @Test
@@ -127,9 +127,9 @@ class SharedSlotsTest {
     IpAddress foreign = all.stream().filter(ip -> !ip.equals(first.ip())).findFirst().orElseThrow();
     String parent = ResourceNames.blockName("p", SLOT);
     for (NodeFixture.Node node : List.of(a, b)) {
-      node.ledger.subClaimSeen("p", Cidr.of(foreign, 32), "uid-c", parent);
+      node.ledger.blocks().subClaimSeen("p", Cidr.of(foreign, 32), "uid-c", parent);
     }
-    b.ledger.slotSeen("p", SLOT, "uid-a", false, false);
+    b.ledger.blocks().slotSeen("p", SLOT, "uid-a", false, false);
 
     assertThatThrownBy(() -> b.add(pool, 1)).isInstanceOf(AllocationException.class);
     List<IpAddress> handedOut = new ArrayList<>();
@@ -170,8 +170,8 @@ class SharedSlotsTest {
     Lease first = a.add(pool, 0);
     Cidr slot = SLOT.contains(first.ip()) ? SLOT : Cidr.parse("10.0.0.8/29");
     FakeStore.Block stored = fixture.store.blocks.get(ResourceNames.blockName("p", slot));
-    b.ledger.slotSeen("p", slot, stored.uid(), true, false); // node-b's watch of the pool
-    b.ledger.subClaimSeen("p", first.block(), "uid", ResourceNames.blockName("p", slot));
+    b.ledger.blocks().slotSeen("p", slot, stored.uid(), true, false); // node-b's watch of the pool
+    b.ledger.blocks().subClaimSeen("p", first.block(), "uid", ResourceNames.blockName("p", slot));
     Lease second = b.add(pool, 1);
 
     assertThat(stored.node()).isNull();
@@ -191,7 +191,9 @@ class SharedSlotsTest {
     String name = subClaimNames().get(0);
     FakeStore.Block claim = fixture.store.blocks.get(name);
     IpAddress ip = ResourceNames.parseBlockLabel(name.substring(2)).network();
-    a.ledger.ownBlockSeen(fixture.status.object(new BlockRef("p", Cidr.of(ip, 32), claim.uid())));
+    a.ledger
+        .blocks()
+        .ownBlockSeen(fixture.status.object(new BlockRef("p", Cidr.of(ip, 32), claim.uid())));
     a.allocator.returnBlocks();
 
     assertThat(subClaims()).isEmpty();

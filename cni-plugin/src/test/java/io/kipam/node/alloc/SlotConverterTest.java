@@ -96,7 +96,7 @@ class SlotConverterTest {
     IpAddress first = addressOf(0);
     shareAndConvert(slot);
 
-    List<BlockUsage> usage = a.ledger.blockUsage();
+    List<BlockUsage> usage = a.ledger.blocks().blockUsage();
     assertThat(usage)
         .filteredOn(u -> u.block().ref().equals(slot))
         .singleElement()
@@ -110,7 +110,7 @@ class SlotConverterTest {
     a.del(pool, 0);
 
     assertThat(subClaimsOf(slot, "node-a")).doesNotContain(first).hasSize(1);
-    assertThat(a.ledger.ownBlocks("p")).doesNotContain(Cidr.of(first, 32));
+    assertThat(a.ledger.blocks().ownBlocks("p")).doesNotContain(Cidr.of(first, 32));
   }
 
   @Test
@@ -143,9 +143,9 @@ class SlotConverterTest {
 
     Ledger restarted = new Ledger("node-a", fixture.clock);
     fixture.status.watchedBy(restarted);
-    restarted.ownBlockSeen(fixture.status.object(slot));
+    restarted.blocks().ownBlockSeen(fixture.status.object(slot));
     BlockRef doneRef = new BlockRef("p", Cidr.of(done, 32), uid);
-    restarted.ownBlockSeen(fixture.status.object(doneRef));
+    restarted.blocks().ownBlockSeen(fixture.status.object(doneRef));
     fixture.store.addresses.values().forEach(restarted::leaseSeen);
     restarted.markSynced();
     SlotConverter afterRestart = new SlotConverter(restarted, fixture.store, fixture.status);
@@ -165,11 +165,11 @@ class SlotConverterTest {
     PoolView capped =
         new PoolView("p", AllocatorTest.pool("p", "10.0.0.0/28", 29, 0).layout(), Duration.ZERO, 1);
     BlockRef slot = slotWith(capped, 7);
-    assertThat(a.ledger.ownSlots(capped)).isEqualTo(1);
+    assertThat(a.ledger.blocks().ownSlots(capped)).isEqualTo(1);
 
     shareAndConvert(slot);
 
-    assertThat(a.ledger.ownSlots(capped)).isZero();
+    assertThat(a.ledger.blocks().ownSlots(capped)).isZero();
     assertThat(a.add(capped, 7).block().prefixLength())
         .as("a new Exclusive slot within the cap")
         .isEqualTo(29);

@@ -13,13 +13,11 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.CnitoolRuntime;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Exec;
-import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -58,19 +56,15 @@ class CniToolE2E {
 
   @BeforeEach
   void setUp() throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-e2e");
-    String node = Fixtures.uniqueName("e2e-node");
-    Fixtures.registerNode(client, node);
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
+    NodeUnderTest node = NodeUnderTest.register(client, "kipam-e2e", "e2e-node");
+    daemon = node.launch(controlPlane.adminKubeconfig());
+    kipam = node.kipam;
     pool = Fixtures.uniqueName("e2e");
     var spec = Cluster.spec("10.252.0.0/24", 28, 0);
     spec.setGateway("10.252.0.1");
     Cluster.poolReadiedByOperator(client, pool, spec);
     k8sNamespace = Fixtures.namespace(client, "e2e");
-    runtime = new CnitoolRuntime(dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
+    runtime = new CnitoolRuntime(node.dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
     await().atMost(Duration.ofSeconds(90)).until(() -> runtime.status().exit() == 0);
   }
 
@@ -136,14 +130,7 @@ class CniToolE2E {
             + daemon.socket
             + "\"}}";
     for (Pod p : List.of(keep, drop)) {
-      var env =
-          CniCall.env(
-              "ADD",
-              "c-" + p.getMetadata().getName(),
-              "eth0",
-              k8sNamespace,
-              p.getMetadata().getName(),
-              p.getMetadata().getUid());
+      var env = CniCall.env("ADD", "c-" + p.getMetadata().getName(), p);
       assertThat(CniCall.run(kipam, env, config).ok()).isTrue();
     }
     assertThat(addresses()).hasSize(2);

@@ -123,13 +123,7 @@ class HammerIT {
       operations.incrementAndGet();
       return CniCall.run(
           executables.get(daemon),
-          CniCall.env(
-              command,
-              containerId,
-              "eth0",
-              pod.getMetadata().getNamespace(),
-              pod.getMetadata().getName(),
-              pod.getMetadata().getUid()),
+          CniCall.env(command, containerId, pod),
           Cluster.config("1.0.0", daemon.socket.toString(), pool));
     }
 

@@ -14,13 +14,11 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
-import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -37,7 +35,7 @@ class NodeDaemonIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static Path dir;
+  private static NodeUnderTest rig;
   private static Path kipam;
   private static DaemonProcess daemon;
   private static String node;
@@ -55,10 +53,8 @@ class NodeDaemonIT {
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-node-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
+    rig = NodeUnderTest.register(client, "kipam-node-it", "node");
+    node = rig.node;
     pool = Fixtures.uniqueName("pods");
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
     singleAddressPool = Fixtures.uniqueName("one");
@@ -68,29 +64,21 @@ class NodeDaemonIT {
     Cluster.poolReadiedByOperator(client, singleAddressPool, spec);
     v6Pool = Fixtures.uniqueName("pods6");
     Cluster.poolReadiedByOperator(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, pool);
+    daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+    kipam = rig.kipam;
   }
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
+    if (rig != null) {
+      rig.close();
     }
   }
 
   private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {
     return CniCall.run(
         kipam,
-        CniCall.env(
-            command,
-            containerId,
-            "eth0",
-            namespace,
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, containerId, pod),
         Cluster.config("1.0.0", daemon.socket.toString(), pools));
   }
 

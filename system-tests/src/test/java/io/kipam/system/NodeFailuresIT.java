@@ -11,12 +11,11 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,6 +38,7 @@ class NodeFailuresIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static Path kipam;
+  private static NodeUnderTest rig;
   private static Path dir;
   private static DaemonProcess daemon;
   private static String node;
@@ -59,10 +59,9 @@ class NodeFailuresIT {
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-failures-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
+    rig = NodeUnderTest.register(client, "kipam-failures-it", "node");
+    dir = rig.dir;
+    node = rig.node;
     namespace = Fixtures.namespace(client, "failures");
     pod = Cluster.pod(client, namespace, "victim", node);
     v4 = Fixtures.uniqueName("v4");
@@ -81,24 +80,12 @@ class NodeFailuresIT {
     var unreadySpec = Cluster.spec("10.241.0.0/25", 28, 0);
     unreadySpec.setNetwork(v4Spec.getNetwork());
     Cluster.poolRefusedByOperator(client, notReady, unreadySpec);
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, v4);
+    daemon = rig.start(controlPlane.adminKubeconfig(), v4);
+    kipam = rig.kipam;
     // The one address of the full pool goes to another pod.
     Pod holder = Cluster.pod(client, namespace, "holder", node);
     assertThat(
-            CniCall.run(
-                    kipam,
-                    CniCall.env(
-                        "ADD",
-                        "c-holder",
-                        "eth0",
-                        namespace,
-                        "holder",
-                        holder.getMetadata().getUid()),
-                    config("1.0.0", full))
-                .ok())
+            CniCall.run(kipam, CniCall.env("ADD", "c-holder", holder), config("1.0.0", full)).ok())
         .isTrue();
     // Until kipam-operator has counted it, the pool still shows a free address: "try again".
     await()
@@ -117,8 +104,8 @@ class NodeFailuresIT {
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
+    if (rig != null) {
+      rig.close();
     }
   }
 

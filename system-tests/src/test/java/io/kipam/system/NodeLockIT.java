@@ -9,10 +9,10 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,10 +31,9 @@ class NodeLockIT {
   @Test
   void secondDaemonOnANodeWaitsForTheFirstToExit(ControlPlane controlPlane, KubernetesClient client)
       throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-lock-it");
-    String node = Fixtures.uniqueName("lock-node");
-    Fixtures.registerNode(client, node);
+    NodeUnderTest lockNode = NodeUnderTest.register(client, "kipam-lock-it", "lock-node");
+    Path dir = lockNode.dir;
+    String node = lockNode.node;
     String pool = Fixtures.uniqueName("lock");
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
     String namespace = Fixtures.namespace(client, "lock");

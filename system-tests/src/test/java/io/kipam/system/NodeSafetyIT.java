@@ -20,10 +20,10 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,6 +49,7 @@ class NodeSafetyIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static NodeUnderTest rig;
   private static Path dir;
   private static Path kipam;
   private static DaemonProcess daemon;
@@ -65,10 +66,9 @@ class NodeSafetyIT {
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-safety-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
+    rig = NodeUnderTest.register(client, "kipam-safety-it", "node");
+    dir = rig.dir;
+    node = rig.node;
     namespaces =
         List.of(
             Fixtures.namespace(client, "q0"),
@@ -76,16 +76,14 @@ class NodeSafetyIT {
             Fixtures.namespace(client, "q2"));
     String pool = Fixtures.uniqueName("boot");
     Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.235.0.0/24", 28, 0));
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, pool);
+    daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+    kipam = rig.kipam;
   }
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
+    if (rig != null) {
+      rig.close();
     }
   }
 
@@ -93,13 +91,7 @@ class NodeSafetyIT {
       String command, Pod pod, String containerId, String network, String... pools) {
     return CniCall.run(
         kipam,
-        CniCall.env(
-            command,
-            containerId,
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, containerId, pod),
         Cluster.config("1.1.0", daemon.socket.toString(), pools).replace("kipam-test", network));
   }
 

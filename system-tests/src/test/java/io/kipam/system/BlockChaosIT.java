@@ -11,6 +11,7 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
@@ -72,9 +73,7 @@ class BlockChaosIT {
   }
 
   private void stopAll() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
+    Close.all(processes);
   }
 
   /** kipam-operator as its own process with {@code env}, once it leads. */

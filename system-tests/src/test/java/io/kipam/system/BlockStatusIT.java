@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
@@ -57,9 +58,7 @@ class BlockStatusIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   private Long allocated(String block) {

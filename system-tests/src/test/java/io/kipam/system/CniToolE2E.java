@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.CnitoolRuntime;
@@ -70,12 +71,7 @@ class CniToolE2E {
 
   @AfterEach
   void tearDown() throws Exception {
-    if (daemon != null) {
-      daemon.close();
-    }
-    if (runtime != null) {
-      runtime.close();
-    }
+    Close.all(daemon, runtime);
   }
 
   private List<IPAddress> addresses() {

@@ -15,6 +15,7 @@ import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
@@ -91,9 +92,7 @@ class HandshakeKillMatrixIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    if (watch != null) {
-      watch.close();
-    }
+    Close.all(watch);
   }
 
   static Stream<Arguments> cases() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
@@ -55,12 +56,7 @@ class HostPrefixIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (a != null) {
-      a.close();
-    }
-    if (b != null) {
-      b.close();
-    }
+    Close.all(a, b);
   }
 
   /** A pool of one address in host-prefix mode. */

@@ -11,6 +11,7 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
@@ -70,9 +71,7 @@ class NodeDaemonIT {
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {

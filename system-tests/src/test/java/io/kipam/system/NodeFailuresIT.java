@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
@@ -104,9 +105,7 @@ class NodeFailuresIT {
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   private static String config(String version, String... pools) {

@@ -18,10 +18,12 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
@@ -108,12 +110,7 @@ class NodeLeastPrivilegeIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
-    if (controlPlane != null) {
-      controlPlane.close();
-    }
+    Close.all(processes, controlPlane);
   }
 
   @Test
@@ -234,13 +231,7 @@ class NodeLeastPrivilegeIT {
       }
     }
     assertThat(Cluster.addresses(client, small)).isEmpty();
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, small))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
+    PoolAssertions.subClaimsAndAddressesGone(client, small, WITHIN);
     assertNoRefusalLogged();
   }
 
@@ -301,13 +292,7 @@ class NodeLeastPrivilegeIT {
     }
     assertThat(donor.del(small, 200).ok()).isTrue();
     assertThat(Cluster.addresses(client, small)).isEmpty();
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, small))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
+    PoolAssertions.subClaimsAndAddressesGone(client, small, WITHIN);
     assertNoRefusalLogged(both);
   }
 

@@ -16,6 +16,7 @@ import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
@@ -82,9 +83,7 @@ class NodeSafetyIT {
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   private static CniCall.Outcome call(

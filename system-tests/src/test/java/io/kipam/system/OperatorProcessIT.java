@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
@@ -51,9 +52,7 @@ class OperatorProcessIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (operator != null) {
-      operator.close();
-    }
+    Close.all(operator);
   }
 
   /** Creates a pool as an administrator would, with no status. */

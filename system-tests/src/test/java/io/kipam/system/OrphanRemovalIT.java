@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
@@ -68,12 +69,7 @@ class OrphanRemovalIT {
 
   @AfterAll
   static void stopCluster() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
-    if (controlPlane != null) {
-      controlPlane.close();
-    }
+    Close.all(processes, controlPlane);
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PlayedOperator;
@@ -67,9 +68,7 @@ class ReleaseProtocolWithPlayedOperatorIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   /** A pool of its own for each test: 16-address blocks in a /24. */

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.Checkpoint;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -14,6 +13,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
@@ -212,19 +212,7 @@ class SlotConversionIT {
       callers.shutdownNow();
     }
 
-    List<IPAddress> held = Cluster.addresses(client, pool);
-    Set<String> ips = new HashSet<>();
-    held.forEach(a -> ips.add(a.getSpec().getIp()));
-    System.out.printf("%d of %d pods got an address; %d distinct%n", held.size(), 60, ips.size());
-    assertThat(held).hasSize(60);
-    assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
-    List<IPBlock> blocks = Cluster.blocks(client, pool);
-    for (IPAddress address : held) {
-      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
-      assertThat(blocks)
-          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
-          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
-    }
+    List<IPBlock> blocks = PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, 60);
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
     assertThat(slots).hasSize(4);
     assertThat(slots)
@@ -238,14 +226,7 @@ class SlotConversionIT {
         assertThat(rigs.get(n).del(pool, i).ok()).isTrue();
       }
     }
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, pool))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
-    assertThat(Cluster.addresses(client, pool)).isEmpty();
+    PoolAssertions.subClaimsAndAddressesGone(client, pool, WITHIN);
   }
 
   /**

@@ -49,8 +49,8 @@ class BlockChaosIT {
   private static final int ROUNDS = 12;
   private static final int PODS = 8;
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private static final Map<String, String> DAEMON =
       Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
 
@@ -61,11 +61,6 @@ class BlockChaosIT {
   private int dels;
   private int blocksDeleted;
   private int poolsRecreated;
-
-  BlockChaosIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
 
   @BeforeEach
   void setUp() throws Exception {

@@ -35,11 +35,7 @@ class BlockStatusIT {
   private static NodeRig rig;
   private static String pool;
 
-  private final KubernetesClient client;
-
-  BlockStatusIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {

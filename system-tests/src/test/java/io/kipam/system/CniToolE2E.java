@@ -42,18 +42,13 @@ class CniToolE2E {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
   private DaemonProcess daemon;
   private CnitoolRuntime runtime;
   private Path kipam;
   private String pool;
   private String k8sNamespace;
-
-  CniToolE2E(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
 
   @BeforeEach
   void setUp() throws Exception {

@@ -53,8 +53,8 @@ class HammerIT {
   private static final int CALLERS = 32;
   private static final int PODS_PER_CALLER = 4;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
   private final List<DaemonProcess> daemons = new ArrayList<>();
   private final Map<DaemonProcess, Path> executables = new HashMap<>();
   private final Map<String, String> liveByAddress = new ConcurrentHashMap<>();
@@ -64,11 +64,6 @@ class HammerIT {
   private final List<String> namespaces = new ArrayList<>();
   private FaultProxy proxy;
   private String pool;
-
-  HammerIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
 
   @BeforeEach
   void startDaemons() throws Exception {

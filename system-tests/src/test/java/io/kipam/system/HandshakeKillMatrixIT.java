@@ -22,6 +22,7 @@ import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -76,7 +77,7 @@ class HandshakeKillMatrixIT {
     DAEMON
   }
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("kill");
   private final Map<String, Optional<BlockRelease>> deletedWith = new ConcurrentHashMap<>();
   private Watch watch;
@@ -85,10 +86,6 @@ class HandshakeKillMatrixIT {
   private String pool;
   private final Map<Integer, String> held = new HashMap<>();
   private int nextPod;
-
-  HandshakeKillMatrixIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   @AfterEach
   void stopAll() throws Exception {

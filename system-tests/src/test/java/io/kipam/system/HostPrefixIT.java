@@ -37,11 +37,7 @@ class HostPrefixIT {
   private static NodeRig a;
   private static NodeRig b;
 
-  private final KubernetesClient client;
-
-  HostPrefixIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {

@@ -44,13 +44,8 @@ class NodeDaemonIT {
   private static String singleAddressPool;
   private static String v6Pool;
 
-  private final KubernetesClient client;
-  private final String namespace;
-
-  NodeDaemonIT(KubernetesClient client) {
-    this.client = client;
-    this.namespace = Fixtures.namespace(client, "node-it");
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final String namespace = Fixtures.namespace(client, "node-it");
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {

@@ -50,13 +50,8 @@ class NodeFailuresIT {
   private static String full;
   private static String notReady;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  NodeFailuresIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {

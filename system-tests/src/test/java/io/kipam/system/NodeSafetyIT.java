@@ -57,13 +57,8 @@ class NodeSafetyIT {
   private static String node;
   private static List<String> namespaces;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  NodeSafetyIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {

@@ -31,11 +31,7 @@ class OperatorProcessIT {
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static OperatorProcess operator;
 
-  private final KubernetesClient client;
-
-  OperatorProcessIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {

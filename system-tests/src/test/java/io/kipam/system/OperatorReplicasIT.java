@@ -39,15 +39,9 @@ class OperatorReplicasIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final PlayedOperator blocks;
-
-  OperatorReplicasIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.blocks = new PlayedOperator(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final PlayedOperator blocks = new PlayedOperator(client);
 
   private OperatorProcess replica(Path dir, String lease) throws IOException {
     return new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)

@@ -13,6 +13,7 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -59,14 +60,10 @@ class PoolDemandIT {
    */
   private static final int[] PODS = {28, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand");
   private OperatorProcess operator;
-
-  PoolDemandIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   /** kipam-operator, leading; {@code hold} prepares it (a step to hold at) before it starts. */
   private OperatorProcess startOperator(java.util.function.Consumer<OperatorProcess> hold) {

@@ -43,13 +43,8 @@ class ReleaseProtocolWithPlayedOperatorIT {
   private static String bootPool;
   private static int pools;
 
-  private final KubernetesClient client;
-  private final PlayedOperator operator;
-
-  ReleaseProtocolWithPlayedOperatorIT(KubernetesClient client) {
-    this.client = client;
-    this.operator = new PlayedOperator(client);
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final PlayedOperator operator = new PlayedOperator(client);
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {

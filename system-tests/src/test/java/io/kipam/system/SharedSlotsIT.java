@@ -48,14 +48,9 @@ class SharedSlotsIT {
   /** Pods per node: 60 of the pool's 62 assignable addresses. */
   private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-
-  SharedSlotsIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
 
   @AfterEach
   void stopAll() throws Exception {

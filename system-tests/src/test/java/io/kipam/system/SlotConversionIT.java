@@ -15,6 +15,7 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -57,12 +58,8 @@ class SlotConversionIT {
   /** Pods per node: 60 of the pool's 62 assignable addresses. */
   private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("convert");
-
-  SlotConversionIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   @Test
   void eightNodesGetEveryPodAnAddressOfFourExclusiveSlotsThroughConversion() throws Exception {

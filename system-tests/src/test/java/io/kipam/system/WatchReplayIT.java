@@ -38,13 +38,8 @@ class WatchReplayIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  WatchReplayIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @Test
   void aReplayedDeleteOfTheOldHolderNeverTakesTheAddressFromTheNewOne() throws Exception {

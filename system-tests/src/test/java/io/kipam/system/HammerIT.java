@@ -251,13 +251,7 @@ class HammerIT {
     assertThat(violations).as("an address was given to two live attachments").isEmpty();
     Map<String, IPAddress> stored = new HashMap<>();
     Map<String, IPAddress> byIp = new HashMap<>();
-    for (IPAddress a :
-        client
-            .resources(IPAddress.class)
-            .inAnyNamespace()
-            .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
-            .list()
-            .getItems()) {
+    for (IPAddress a : Cluster.addresses(client, pool)) {
       IPAddress previous = stored.put(a.getSpec().getContainerID(), a);
       assertThat(previous).as("one IPAddress per attachment").isNull();
       IPAddress sameIp = byIp.put(a.getSpec().getIp(), a);

@@ -359,13 +359,7 @@ class HandshakeKillMatrixIT {
   }
 
   private void assertEachAddressOnceAndInALiveBlockOfItsNode() {
-    List<IPAddress> addresses =
-        client
-            .resources(IPAddress.class)
-            .inAnyNamespace()
-            .withLabel(ApiConstants.LABEL_POOL, pool)
-            .list()
-            .getItems();
+    List<IPAddress> addresses = Cluster.addresses(client, pool);
     assertThat(addresses.stream().map(a -> a.getSpec().getIp()))
         .as("addresses of pool %s over all namespaces", pool)
         .doesNotHaveDuplicates()

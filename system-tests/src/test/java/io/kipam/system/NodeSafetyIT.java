@@ -89,15 +89,6 @@ class NodeSafetyIT {
         Cluster.config("1.1.0", daemon.socket.toString(), pools).replace("kipam-test", network));
   }
 
-  private List<IPAddress> addressesOf(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems();
-  }
-
   private String singleAddressPool(String prefix, String address) {
     String pool = Fixtures.uniqueName(prefix);
     var spec = Cluster.spec(address + "/32", 32, 0);
@@ -151,12 +142,12 @@ class NodeSafetyIT {
             () -> {
               assertThat(CniCall.run(kipam, Map.of("CNI_COMMAND", "GC", "CNI_PATH", "/x"), gc).ok())
                   .isTrue();
-              assertThat(addressesOf(pool))
+              assertThat(Cluster.addresses(client, pool))
                   .extracting(x -> x.getSpec().getIp())
                   .doesNotContain(ipA);
             });
 
-    assertThat(addressesOf(pool))
+    assertThat(Cluster.addresses(client, pool))
         .singleElement()
         .satisfies(
             x -> {
@@ -179,7 +170,7 @@ class NodeSafetyIT {
             Cluster.config("1.1.0", daemon.socket.toString(), pool));
 
     assertThat(outcome.stdout()).contains("\"code\":11,").contains(wrongUid);
-    assertThat(addressesOf(pool)).isEmpty();
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
     assertThat(
             client
                 .resources(IPBlock.class)
@@ -251,7 +242,7 @@ class NodeSafetyIT {
     await()
         .during(Duration.ofSeconds(5))
         .atMost(Duration.ofSeconds(10))
-        .until(() -> !addressesOf(pool).isEmpty());
+        .until(() -> !Cluster.addresses(client, pool).isEmpty());
   }
 
   @Test
@@ -265,11 +256,11 @@ class NodeSafetyIT {
     // A's identity with the container ID B uses now.
     assertThat(call("DEL", a, "c-shared-id", "net", pool).ok()).isTrue();
 
-    assertThat(addressesOf(pool))
+    assertThat(Cluster.addresses(client, pool))
         .singleElement()
         .satisfies(x -> assertThat(x.getSpec().getPod().getName()).isEqualTo("del-b"));
     assertThat(call("DEL", b, "c-shared-id", "net", pool).ok()).isTrue();
-    assertThat(addressesOf(pool)).isEmpty();
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
   }
 
   @Test

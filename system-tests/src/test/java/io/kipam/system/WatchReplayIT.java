@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
@@ -93,13 +91,7 @@ class WatchReplayIT {
   }
 
   private List<String> holders(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems()
-        .stream()
+    return Cluster.addresses(client, pool).stream()
         .map(a -> a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName())
         .toList();
   }

@@ -23,6 +23,7 @@ import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -67,6 +68,11 @@ class NodeDaemonIT {
   @AfterAll
   static void stopDaemon() throws Exception {
     Close.all(rig);
+  }
+
+  /** One call with {@code env} as given, for {@code pool}, in CNI version {@code cniVersion}. */
+  private CniCall.Outcome callWithEnv(Map<String, String> env, String cniVersion) {
+    return CniCall.run(kipam, env, Cluster.config(cniVersion, daemon.socket.toString(), pool));
   }
 
   private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {
@@ -128,17 +134,14 @@ class NodeDaemonIT {
     var env =
         CniCall.env("ADD", "c-old", "eth0", namespace, "old-runtime", pod.getMetadata().getUid());
 
-    CniCall.Outcome outcome =
-        CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool));
+    CniCall.Outcome outcome = callWithEnv(env, "0.3.1");
 
     assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
     JsonNode result = JSON.readTree(outcome.stdout());
     assertThat(result.path("cniVersion").asText()).isEqualTo("0.3.1");
     assertThat(result.path("ips").get(0).path("version").asText()).isEqualTo("4");
     env.put("CNI_COMMAND", "DEL");
-    assertThat(
-            CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool)).ok())
-        .isTrue();
+    assertThat(callWithEnv(env, "0.3.1").ok()).isTrue();
   }
 
   @Test
@@ -149,11 +152,7 @@ class NodeDaemonIT {
     CniCall.Outcome outcome =
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(
-                () ->
-                    CniCall.run(
-                        kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)),
-                CniCall.Outcome::ok);
+            .until(() -> callWithEnv(env, "1.0.0"), CniCall.Outcome::ok);
 
     assertThat(outcome.stdout()).contains("10.231.0.");
     assertThat(addresses())
@@ -164,9 +163,7 @@ class NodeDaemonIT {
                 assertThat(a.getMetadata().getOwnerReferences().get(0).getUid())
                     .isEqualTo(pod.getMetadata().getUid()));
     env.put("CNI_COMMAND", "DEL");
-    assertThat(
-            CniCall.run(kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)).ok())
-        .isTrue();
+    assertThat(callWithEnv(env, "1.0.0").ok()).isTrue();
   }
 
   @Test

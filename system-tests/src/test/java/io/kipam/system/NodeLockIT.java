@@ -1,7 +1,6 @@
 package io.kipam.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -52,12 +51,7 @@ class NodeLockIT {
       assertThat(before.ok()).as(before.stdout()).isTrue();
 
       second.start();
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(
-              () ->
-                  Files.exists(second.log)
-                      && Files.readString(second.log).contains("waiting for it to exit"));
+      second.awaitLogged("waiting for it to exit", Duration.ofSeconds(60));
       assertThat(Files.readString(second.log)).doesNotContain("serving CNI calls");
 
       first.kill();

@@ -26,7 +26,6 @@ import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -335,12 +334,7 @@ class NodeSafetyIT {
     controlPlane.stopApiServer();
     try {
       late.start();
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(
-              () ->
-                  Files.exists(late.log)
-                      && Files.readString(late.log).contains("still waiting for the API server"));
+      late.awaitLogged("still waiting for the API server", Duration.ofSeconds(90));
       assertThat(late.alive()).isTrue();
     } finally {
       controlPlane.startApiServer();

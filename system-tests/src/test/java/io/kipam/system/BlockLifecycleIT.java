@@ -54,8 +54,8 @@ class BlockLifecycleIT {
 
   /** A pool created as an administrator creates it; the operator marks it Ready. */
   private String pool(String cidr, int blockSize, int reuseDelaySeconds) {
-    String name = Fixtures.uniqueName("life");
-    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, blockSize, reuseDelaySeconds));
+    String name =
+        Cluster.readiedPool(client, "life", Cluster.spec(cidr, blockSize, reuseDelaySeconds));
     return name;
   }
 

@@ -13,7 +13,6 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
@@ -40,8 +39,7 @@ class BlockStatusIT {
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
-    pool = Fixtures.uniqueName("status");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.246.0.0/24", 26, 0));
+    pool = Cluster.readiedPool(client, "status", Cluster.spec("10.246.0.0/24", 26, 0));
     rig =
         NodeRig.start(
             controlPlane,
@@ -97,8 +95,7 @@ class BlockStatusIT {
 
   @Test
   void aCountChangedByHandIsPutRightWithinSeconds() {
-    String other = Fixtures.uniqueName("status");
-    Cluster.poolReadiedByOperator(client, other, Cluster.spec("10.246.1.0/24", 26, 0));
+    String other = Cluster.readiedPool(client, "status", Cluster.spec("10.246.1.0/24", 26, 0));
     String ip = rig.add(other, 100).ip();
     String block = rig.blockOf(other, ip).orElseThrow().getMetadata().getName();
     await()

@@ -322,8 +322,7 @@ class HammerIT {
     // Room to spare (1,020 addresses for 128 pods): this test is about duplicates and leaks under
     // faults; uncertain addresses stay taken for a while, and nodes keep the blocks they claimed
     // (taking idle blocks back is kipam-operator's release handshake).
-    pool = Fixtures.uniqueName("faults");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.250.0.0/22", 28, 0));
+    pool = Cluster.readiedPool(client, "faults", Cluster.spec("10.250.0.0/22", 28, 0));
     List<List<Attachment>> callers = attachmentsPerCaller();
     DaemonProcess victim = daemons.get(1);
 

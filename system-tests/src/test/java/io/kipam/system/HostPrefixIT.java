@@ -42,8 +42,7 @@ class HostPrefixIT {
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
-    String boot = Fixtures.uniqueName("boot");
-    Cluster.poolReadiedByOperator(client, boot, Cluster.spec("10.248.255.0/24", 28, 0));
+    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.248.255.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-host-prefix-it");
     List<String> namespaces = NodeRig.namespaces(client, "host");
     a = NodeRig.start(controlPlane, client, dir, namespaces, boot, Map.of());
@@ -58,10 +57,9 @@ class HostPrefixIT {
   /** A pool of one address in host-prefix mode. */
   private String oneAddress(String address, int reuseDelaySeconds) {
     String pool = Fixtures.uniqueName("host");
-    var spec = Cluster.spec(address.replaceAll("\\.\\d+$", ".0") + "/24", 32, reuseDelaySeconds);
-    spec.setRangeStart(address);
-    spec.setRangeEnd(address);
-    Cluster.poolReadiedByOperator(client, pool, spec);
+    String cidr = address.replaceAll("\\.\\d+$", ".0") + "/24";
+    Cluster.poolReadiedByOperator(
+        client, pool, Cluster.oneAddressSpec(cidr, address, reuseDelaySeconds));
     return pool;
   }
 

@@ -52,15 +52,11 @@ class NodeDaemonIT {
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     rig = NodeUnderTest.register(client, "kipam-node-it", "node");
     node = rig.node;
-    pool = Fixtures.uniqueName("pods");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
+    pool = Cluster.readiedPool(client, "pods", Cluster.spec("10.231.0.0/24", 28, 0));
     singleAddressPool = Fixtures.uniqueName("one");
-    var spec = Cluster.spec("10.232.0.0/24", 32, 3);
-    spec.setRangeStart("10.232.0.9");
-    spec.setRangeEnd("10.232.0.9");
-    Cluster.poolReadiedByOperator(client, singleAddressPool, spec);
-    v6Pool = Fixtures.uniqueName("pods6");
-    Cluster.poolReadiedByOperator(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
+    Cluster.poolReadiedByOperator(
+        client, singleAddressPool, Cluster.oneAddressSpec("10.232.0.0/24", "10.232.0.9", 3));
+    v6Pool = Cluster.readiedPool(client, "pods6", Cluster.spec("fd00:10:231::/64", 120, 0));
     daemon = rig.start(controlPlane.adminKubeconfig(), pool);
     kipam = rig.kipam;
   }

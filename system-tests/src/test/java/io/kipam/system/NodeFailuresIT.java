@@ -64,13 +64,10 @@ class NodeFailuresIT {
     var v4Spec = Cluster.spec("10.241.0.0/24", 28, 0);
     v4Spec.setNetwork(Fixtures.uniqueName("failures-net"));
     Cluster.poolReadiedByOperator(client, v4, v4Spec);
-    otherV4 = Fixtures.uniqueName("v4b");
-    Cluster.poolReadiedByOperator(client, otherV4, Cluster.spec("10.242.0.0/24", 28, 0));
+    otherV4 = Cluster.readiedPool(client, "v4b", Cluster.spec("10.242.0.0/24", 28, 0));
     full = Fixtures.uniqueName("full");
-    var fullSpec = Cluster.spec("10.243.0.0/24", 32, 0);
-    fullSpec.setRangeStart("10.243.0.5");
-    fullSpec.setRangeEnd("10.243.0.5");
-    Cluster.poolReadiedByOperator(client, full, fullSpec);
+    Cluster.poolReadiedByOperator(
+        client, full, Cluster.oneAddressSpec("10.243.0.0/24", "10.243.0.5", 0));
     notReady = Fixtures.uniqueName("unready");
     // It overlaps v4 in v4's network: the operator refuses it, so it never becomes Ready.
     var unreadySpec = Cluster.spec("10.241.0.0/25", 28, 0);

@@ -26,7 +26,6 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
-import io.kipam.testing.Fixtures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -101,8 +100,7 @@ class NodeLeastPrivilegeIT {
         .withEnv("KUBECONFIG", kubeconfig("kipam-operator", token("kipam-operator")).toString())
         .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
         .startLeading(Map.of(), WITHIN);
-    pool = Fixtures.uniqueName("least");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.219.0.0/24", 28, 0));
+    pool = Cluster.readiedPool(client, "least", Cluster.spec("10.219.0.0/24", 28, 0));
     for (int n = 0; n < NODES; n++) {
       rigs.add(processes.node(pool, DAEMON, NodeLeastPrivilegeIT::nodeKubeconfig));
     }
@@ -181,8 +179,8 @@ class NodeLeastPrivilegeIT {
   @Test
   @Order(2)
   void aSlotSharedFromBirthServesEveryNodeThroughSubClaims() throws Exception {
-    String small = Fixtures.uniqueName("least-shared");
-    Cluster.poolReadiedByOperator(client, small, Cluster.spec("10.219.1.0/27", 28, 0));
+    String small =
+        Cluster.readiedPool(client, "least-shared", Cluster.spec("10.219.1.0/27", 28, 0));
     await()
         .atMost(WITHIN)
         .untilAsserted(
@@ -244,8 +242,8 @@ class NodeLeastPrivilegeIT {
   @Test
   @Order(3)
   void anExclusiveSlotIsConvertedAndSubClaimedUnderThePolicy() throws Exception {
-    String small = Fixtures.uniqueName("least-convert");
-    Cluster.poolReadiedByOperator(client, small, Cluster.spec("10.219.2.0/27", 28, 0));
+    String small =
+        Cluster.readiedPool(client, "least-convert", Cluster.spec("10.219.2.0/27", 28, 0));
     Map<String, String> exclusive = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
     NodeRig needy = processes.node(small, exclusive, NodeLeastPrivilegeIT::nodeKubeconfig);
     NodeRig donor = processes.node(small, exclusive, NodeLeastPrivilegeIT::nodeKubeconfig);

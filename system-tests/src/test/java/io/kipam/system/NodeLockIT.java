@@ -33,8 +33,7 @@ class NodeLockIT {
     NodeUnderTest lockNode = NodeUnderTest.register(client, "kipam-lock-it", "lock-node");
     Path dir = lockNode.dir;
     String node = lockNode.node;
-    String pool = Fixtures.uniqueName("lock");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "lock", Cluster.spec("10.254.0.0/24", 28, 0));
     String namespace = Fixtures.namespace(client, "lock");
     Pod pod = Cluster.pod(client, namespace, "lock-0", node);
     DaemonProcess first = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());

@@ -69,8 +69,7 @@ class NodeSafetyIT {
             Fixtures.namespace(client, "q0"),
             Fixtures.namespace(client, "q1"),
             Fixtures.namespace(client, "q2"));
-    String pool = Fixtures.uniqueName("boot");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.235.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "boot", Cluster.spec("10.235.0.0/24", 28, 0));
     daemon = rig.start(controlPlane.adminKubeconfig(), pool);
     kipam = rig.kipam;
   }
@@ -97,8 +96,7 @@ class NodeSafetyIT {
 
   @Test
   void aPoolCreatedAgainUnderItsNameIsReadWithItsNewGeometry() throws Exception {
-    String pool = Fixtures.uniqueName("again");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.236.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "again", Cluster.spec("10.236.0.0/24", 28, 0));
     Pod pod = Cluster.pod(client, namespaces.get(0), "again-0", node);
     assertThat(call("ADD", pod, "c-again-0", "net", pool).ip()).startsWith("10.236.0.");
     assertThat(call("DEL", pod, "c-again-0", "net", pool).ok()).isTrue();
@@ -120,8 +118,7 @@ class NodeSafetyIT {
 
   @Test
   void gcOfOneNetworkNeverReleasesAnotherNetworksAddressesInASharedPool() throws Exception {
-    String pool = Fixtures.uniqueName("shared");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.238.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "shared", Cluster.spec("10.238.0.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "net-a-pod", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "net-b-pod", node);
     String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
@@ -182,8 +179,7 @@ class NodeSafetyIT {
 
   @Test
   void aStaticPodGetsAnAddressHeldByItsNode() throws Exception {
-    String pool = Fixtures.uniqueName("static");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.240.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "static", Cluster.spec("10.240.0.0/24", 28, 0));
     // The kubelet knows a static pod by the hash of its manifest; the API by its mirror Pod.
     String kubeletUid = "0123456789abcdef0123456789abcdef";
     Pod mirror =
@@ -246,8 +242,7 @@ class NodeSafetyIT {
 
   @Test
   void aDelNamingAnotherPodLeavesThatPodsAddress() throws Exception {
-    String pool = Fixtures.uniqueName("delid");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.241.128.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "delid", Cluster.spec("10.241.128.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "del-a", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "del-b", node);
     call("ADD", b, "c-shared-id", "net", pool).ip();

@@ -61,8 +61,7 @@ class OperatorReplicasIT {
     try {
       first.awaitLeader(WITHIN);
       second = replica(dir, lease).start();
-      String pool = Fixtures.uniqueName("replicas");
-      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.212.0.0/24", 28, 0));
+      String pool = Cluster.readiedPool(client, "replicas", Cluster.spec("10.212.0.0/24", 28, 0));
       node =
           NodeRig.start(
               controlPlane,

@@ -15,7 +15,6 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.List;
@@ -74,8 +73,7 @@ class OrphanRemovalIT {
 
   @Test
   void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs() throws Exception {
-    String pool = Fixtures.uniqueName("orphan");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "orphan", Cluster.spec("10.214.0.0/24", 28, 0));
     NodeRig live = processes.node(pool, DAEMON);
     NodeRig handBlock = processes.node(pool, DAEMON);
     NodeRig doomed = processes.node(pool, DAEMON);

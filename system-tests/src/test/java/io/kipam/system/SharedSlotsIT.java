@@ -13,7 +13,6 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,8 +60,7 @@ class SharedSlotsIT {
 
   @Test
   void everyPodOfEightNodesGetsAnAddressOfFourSharedSlotsAndTheSubClaimsGoBack() throws Exception {
-    String pool = Fixtures.uniqueName("shared");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.207.0.0/26", 28, 0));
+    String pool = Cluster.readiedPool(client, "shared", Cluster.spec("10.207.0.0/26", 28, 0));
     Path dir = Files.createTempDirectory("kipam-shared-slots-it");
     List<String> namespaces = NodeRig.namespaces(client, "shared");
     for (int n = 0; n < PODS.length; n++) {

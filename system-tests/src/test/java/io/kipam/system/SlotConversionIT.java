@@ -115,8 +115,7 @@ class SlotConversionIT {
   void podsArrivingInAnyOrderGetEveryAddressOfAnExactPool() throws Exception {
     OperatorProcess operator =
         processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
-    String pool = Fixtures.uniqueName("convert");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.2.0/26", 28, 0));
+    String pool = Cluster.readiedPool(client, "convert", Cluster.spec("10.206.2.0/26", 28, 0));
     int[] spread = {26, 16, 12, 8};
     List<NodeRig> rigs = processes.nodes(pool, spread.length, Map.of());
     List<int[]> pods = new ArrayList<>();

@@ -19,6 +19,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -60,7 +61,7 @@ class AttachmentLifecycleIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed =
       Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
   private final Random random = new Random(seed);
@@ -68,10 +69,6 @@ class AttachmentLifecycleIT {
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("attach");
   private String pool;
   private NodeRig rig;
-
-  AttachmentLifecycleIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   @BeforeEach
   void setUp() throws Exception {

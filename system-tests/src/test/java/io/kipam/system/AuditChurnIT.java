@@ -11,7 +11,6 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -59,8 +58,7 @@ class AuditChurnIT {
                   "KIPAM_ORPHAN_GRACE_SECONDS", "3",
                   "KIPAM_AUDIT_PAGE_SIZE", "50"),
               Duration.ofSeconds(60));
-      String pool = Fixtures.uniqueName("churn");
-      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.215.0.0/22", 27, 0));
+      String pool = Cluster.readiedPool(client, "churn", Cluster.spec("10.215.0.0/22", 27, 0));
       List<NodeRig> rigs = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
         rigs.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "2")));

@@ -11,6 +11,7 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
@@ -48,8 +49,8 @@ class BlockChaosIT {
   private static final int ROUNDS = 12;
   private static final int PODS = 8;
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private static final Map<String, String> DAEMON =
       Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "30");
 
@@ -61,20 +62,13 @@ class BlockChaosIT {
   private int blocksDeleted;
   private int poolsRecreated;
 
-  BlockChaosIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
-
   @BeforeEach
   void setUp() throws Exception {
     KipamCrds.install(client);
   }
 
   private void stopAll() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
+    Close.all(processes);
   }
 
   /** kipam-operator as its own process with {@code env}, once it leads. */

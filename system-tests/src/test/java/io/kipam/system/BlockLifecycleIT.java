@@ -16,6 +16,7 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PlayedOperator;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -39,14 +40,9 @@ class BlockLifecycleIT {
       Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_RELEASE_ABANDON_SECONDS", "6");
   private static int subnets;
 
-  private final KubernetesClient client;
-  private final PlayedOperator played;
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final PlayedOperator played = new PlayedOperator(client);
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("life");
-
-  BlockLifecycleIT(KubernetesClient client) {
-    this.client = client;
-    this.played = new PlayedOperator(client);
-  }
 
   private OperatorProcess operator(Map<String, String> env) throws Exception {
     return processes.leadingOperator(env, WITHIN);
@@ -58,8 +54,8 @@ class BlockLifecycleIT {
 
   /** A pool created as an administrator creates it; the operator marks it Ready. */
   private String pool(String cidr, int blockSize, int reuseDelaySeconds) {
-    String name = Fixtures.uniqueName("life");
-    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, blockSize, reuseDelaySeconds));
+    String name =
+        Cluster.readiedPool(client, "life", Cluster.spec(cidr, blockSize, reuseDelaySeconds));
     return name;
   }
 

@@ -8,11 +8,11 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
@@ -34,17 +34,12 @@ class BlockStatusIT {
   private static NodeRig rig;
   private static String pool;
 
-  private final KubernetesClient client;
-
-  BlockStatusIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
-    pool = Fixtures.uniqueName("status");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.246.0.0/24", 26, 0));
+    pool = Cluster.readiedPool(client, "status", Cluster.spec("10.246.0.0/24", 26, 0));
     rig =
         NodeRig.start(
             controlPlane,
@@ -57,9 +52,7 @@ class BlockStatusIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   private Long allocated(String block) {
@@ -102,8 +95,7 @@ class BlockStatusIT {
 
   @Test
   void aCountChangedByHandIsPutRightWithinSeconds() {
-    String other = Fixtures.uniqueName("status");
-    Cluster.poolReadiedByOperator(client, other, Cluster.spec("10.246.1.0/24", 26, 0));
+    String other = Cluster.readiedPool(client, "status", Cluster.spec("10.246.1.0/24", 26, 0));
     String ip = rig.add(other, 100).ip();
     String block = rig.blockOf(other, ip).orElseThrow().getMetadata().getName();
     await()

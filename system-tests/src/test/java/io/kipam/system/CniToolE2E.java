@@ -8,18 +8,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.CnitoolRuntime;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Exec;
-import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -43,45 +42,31 @@ class CniToolE2E {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
   private DaemonProcess daemon;
   private CnitoolRuntime runtime;
   private Path kipam;
   private String pool;
   private String k8sNamespace;
 
-  CniToolE2E(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
-
   @BeforeEach
   void setUp() throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-e2e");
-    String node = Fixtures.uniqueName("e2e-node");
-    Fixtures.registerNode(client, node);
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
+    NodeUnderTest node = NodeUnderTest.register(client, "kipam-e2e", "e2e-node");
+    daemon = node.launch(controlPlane.adminKubeconfig());
+    kipam = node.kipam;
     pool = Fixtures.uniqueName("e2e");
     var spec = Cluster.spec("10.252.0.0/24", 28, 0);
     spec.setGateway("10.252.0.1");
     Cluster.poolReadiedByOperator(client, pool, spec);
     k8sNamespace = Fixtures.namespace(client, "e2e");
-    runtime = new CnitoolRuntime(dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
+    runtime = new CnitoolRuntime(node.dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
     await().atMost(Duration.ofSeconds(90)).until(() -> runtime.status().exit() == 0);
   }
 
   @AfterEach
   void tearDown() throws Exception {
-    if (daemon != null) {
-      daemon.close();
-    }
-    if (runtime != null) {
-      runtime.close();
-    }
+    Close.all(daemon, runtime);
   }
 
   private List<IPAddress> addresses() {
@@ -136,14 +121,7 @@ class CniToolE2E {
             + daemon.socket
             + "\"}}";
     for (Pod p : List.of(keep, drop)) {
-      var env =
-          CniCall.env(
-              "ADD",
-              "c-" + p.getMetadata().getName(),
-              "eth0",
-              k8sNamespace,
-              p.getMetadata().getName(),
-              p.getMetadata().getUid());
+      var env = CniCall.env("ADD", "c-" + p.getMetadata().getName(), p);
       assertThat(CniCall.run(kipam, env, config).ok()).isTrue();
     }
     assertThat(addresses()).hasSize(2);

@@ -9,6 +9,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -38,12 +39,8 @@ class DualStackSharedSlotsIT {
   private static final int NODES = 6;
   private static final int PODS_PER_NODE = 4;
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("dual");
-
-  DualStackSharedSlotsIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   private static String podOf(IPAddress a) {
     return a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName();

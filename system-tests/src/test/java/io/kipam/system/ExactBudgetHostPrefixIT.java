@@ -12,6 +12,7 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -46,12 +47,8 @@ class ExactBudgetHostPrefixIT {
   private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("budget");
-
-  ExactBudgetHostPrefixIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   @Test
   void podsOnNodesThatNeverHeldAnAddressGetEveryAddressOnceReleased() throws Exception {

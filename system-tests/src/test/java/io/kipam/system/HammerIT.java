@@ -53,8 +53,8 @@ class HammerIT {
   private static final int CALLERS = 32;
   private static final int PODS_PER_CALLER = 4;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
   private final List<DaemonProcess> daemons = new ArrayList<>();
   private final Map<DaemonProcess, Path> executables = new HashMap<>();
   private final Map<String, String> liveByAddress = new ConcurrentHashMap<>();
@@ -64,11 +64,6 @@ class HammerIT {
   private final List<String> namespaces = new ArrayList<>();
   private FaultProxy proxy;
   private String pool;
-
-  HammerIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
 
   @BeforeEach
   void startDaemons() throws Exception {
@@ -123,13 +118,7 @@ class HammerIT {
       operations.incrementAndGet();
       return CniCall.run(
           executables.get(daemon),
-          CniCall.env(
-              command,
-              containerId,
-              "eth0",
-              pod.getMetadata().getNamespace(),
-              pod.getMetadata().getName(),
-              pod.getMetadata().getUid()),
+          CniCall.env(command, containerId, pod),
           Cluster.config("1.0.0", daemon.socket.toString(), pool));
     }
 
@@ -262,13 +251,7 @@ class HammerIT {
     assertThat(violations).as("an address was given to two live attachments").isEmpty();
     Map<String, IPAddress> stored = new HashMap<>();
     Map<String, IPAddress> byIp = new HashMap<>();
-    for (IPAddress a :
-        client
-            .resources(IPAddress.class)
-            .inAnyNamespace()
-            .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
-            .list()
-            .getItems()) {
+    for (IPAddress a : Cluster.addresses(client, pool)) {
       IPAddress previous = stored.put(a.getSpec().getContainerID(), a);
       assertThat(previous).as("one IPAddress per attachment").isNull();
       IPAddress sameIp = byIp.put(a.getSpec().getIp(), a);
@@ -339,8 +322,7 @@ class HammerIT {
     // Room to spare (1,020 addresses for 128 pods): this test is about duplicates and leaks under
     // faults; uncertain addresses stay taken for a while, and nodes keep the blocks they claimed
     // (taking idle blocks back is kipam-operator's release handshake).
-    pool = Fixtures.uniqueName("faults");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.250.0.0/22", 28, 0));
+    pool = Cluster.readiedPool(client, "faults", Cluster.spec("10.250.0.0/22", 28, 0));
     List<List<Attachment>> callers = attachmentsPerCaller();
     DaemonProcess victim = daemons.get(1);
 

@@ -15,12 +15,14 @@ import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -75,7 +77,7 @@ class HandshakeKillMatrixIT {
     DAEMON
   }
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("kill");
   private final Map<String, Optional<BlockRelease>> deletedWith = new ConcurrentHashMap<>();
   private Watch watch;
@@ -85,15 +87,9 @@ class HandshakeKillMatrixIT {
   private final Map<Integer, String> held = new HashMap<>();
   private int nextPod;
 
-  HandshakeKillMatrixIT(KubernetesClient client) {
-    this.client = client;
-  }
-
   @AfterEach
   void stopAll() throws Exception {
-    if (watch != null) {
-      watch.close();
-    }
+    Close.all(watch);
   }
 
   static Stream<Arguments> cases() {
@@ -363,13 +359,7 @@ class HandshakeKillMatrixIT {
   }
 
   private void assertEachAddressOnceAndInALiveBlockOfItsNode() {
-    List<IPAddress> addresses =
-        client
-            .resources(IPAddress.class)
-            .inAnyNamespace()
-            .withLabel(ApiConstants.LABEL_POOL, pool)
-            .list()
-            .getItems();
+    List<IPAddress> addresses = Cluster.addresses(client, pool);
     assertThat(addresses.stream().map(a -> a.getSpec().getIp()))
         .as("addresses of pool %s over all namespaces", pool)
         .doesNotHaveDuplicates()

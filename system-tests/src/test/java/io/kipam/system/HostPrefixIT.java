@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
@@ -36,17 +37,12 @@ class HostPrefixIT {
   private static NodeRig a;
   private static NodeRig b;
 
-  private final KubernetesClient client;
-
-  HostPrefixIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
     KipamCrds.install(client);
-    String boot = Fixtures.uniqueName("boot");
-    Cluster.poolReadiedByOperator(client, boot, Cluster.spec("10.248.255.0/24", 28, 0));
+    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.248.255.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-host-prefix-it");
     List<String> namespaces = NodeRig.namespaces(client, "host");
     a = NodeRig.start(controlPlane, client, dir, namespaces, boot, Map.of());
@@ -55,21 +51,15 @@ class HostPrefixIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (a != null) {
-      a.close();
-    }
-    if (b != null) {
-      b.close();
-    }
+    Close.all(a, b);
   }
 
   /** A pool of one address in host-prefix mode. */
   private String oneAddress(String address, int reuseDelaySeconds) {
     String pool = Fixtures.uniqueName("host");
-    var spec = Cluster.spec(address.replaceAll("\\.\\d+$", ".0") + "/24", 32, reuseDelaySeconds);
-    spec.setRangeStart(address);
-    spec.setRangeEnd(address);
-    Cluster.poolReadiedByOperator(client, pool, spec);
+    String cidr = address.replaceAll("\\.\\d+$", ".0") + "/24";
+    Cluster.poolReadiedByOperator(
+        client, pool, Cluster.oneAddressSpec(cidr, address, reuseDelaySeconds));
     return pool;
   }
 

@@ -10,6 +10,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -50,14 +51,10 @@ class NoFalseExhaustedIT {
   private static final AtomicInteger SUBNETS = new AtomicInteger();
   private static final Pattern CODE = Pattern.compile("\"code\":(\\d+),");
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("exact");
-
-  NoFalseExhaustedIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   /** The pools of the acceptance: a pool's addresses, its block size, and its pods per node. */
   enum Case {

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPoolSpec;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.testing.ControlPlane;
@@ -54,12 +55,7 @@ class NodeCapacityIT {
 
   @AfterAll
   static void stopCluster() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
-    if (controlPlane != null) {
-      controlPlane.close();
-    }
+    Close.all(processes, controlPlane);
   }
 
   @Test

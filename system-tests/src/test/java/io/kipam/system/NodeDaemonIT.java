@@ -11,19 +11,19 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
-import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +37,7 @@ class NodeDaemonIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static Path dir;
+  private static NodeUnderTest rig;
   private static Path kipam;
   private static DaemonProcess daemon;
   private static String node;
@@ -45,52 +45,36 @@ class NodeDaemonIT {
   private static String singleAddressPool;
   private static String v6Pool;
 
-  private final KubernetesClient client;
-  private final String namespace;
-
-  NodeDaemonIT(KubernetesClient client) {
-    this.client = client;
-    this.namespace = Fixtures.namespace(client, "node-it");
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final String namespace = Fixtures.namespace(client, "node-it");
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-node-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
-    pool = Fixtures.uniqueName("pods");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.231.0.0/24", 28, 0));
+    rig = NodeUnderTest.register(client, "kipam-node-it", "node");
+    node = rig.node;
+    pool = Cluster.readiedPool(client, "pods", Cluster.spec("10.231.0.0/24", 28, 0));
     singleAddressPool = Fixtures.uniqueName("one");
-    var spec = Cluster.spec("10.232.0.0/24", 32, 3);
-    spec.setRangeStart("10.232.0.9");
-    spec.setRangeEnd("10.232.0.9");
-    Cluster.poolReadiedByOperator(client, singleAddressPool, spec);
-    v6Pool = Fixtures.uniqueName("pods6");
-    Cluster.poolReadiedByOperator(client, v6Pool, Cluster.spec("fd00:10:231::/64", 120, 0));
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, pool);
+    Cluster.poolReadiedByOperator(
+        client, singleAddressPool, Cluster.oneAddressSpec("10.232.0.0/24", "10.232.0.9", 3));
+    v6Pool = Cluster.readiedPool(client, "pods6", Cluster.spec("fd00:10:231::/64", 120, 0));
+    daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+    kipam = rig.kipam;
   }
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
-    }
+    Close.all(rig);
+  }
+
+  /** One call with {@code env} as given, for {@code pool}, in CNI version {@code cniVersion}. */
+  private CniCall.Outcome callWithEnv(Map<String, String> env, String cniVersion) {
+    return CniCall.run(kipam, env, Cluster.config(cniVersion, daemon.socket.toString(), pool));
   }
 
   private CniCall.Outcome call(String command, Pod pod, String containerId, String... pools) {
     return CniCall.run(
         kipam,
-        CniCall.env(
-            command,
-            containerId,
-            "eth0",
-            namespace,
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, containerId, pod),
         Cluster.config("1.0.0", daemon.socket.toString(), pools));
   }
 
@@ -146,17 +130,14 @@ class NodeDaemonIT {
     var env =
         CniCall.env("ADD", "c-old", "eth0", namespace, "old-runtime", pod.getMetadata().getUid());
 
-    CniCall.Outcome outcome =
-        CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool));
+    CniCall.Outcome outcome = callWithEnv(env, "0.3.1");
 
     assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
     JsonNode result = JSON.readTree(outcome.stdout());
     assertThat(result.path("cniVersion").asText()).isEqualTo("0.3.1");
     assertThat(result.path("ips").get(0).path("version").asText()).isEqualTo("4");
     env.put("CNI_COMMAND", "DEL");
-    assertThat(
-            CniCall.run(kipam, env, Cluster.config("0.3.1", daemon.socket.toString(), pool)).ok())
-        .isTrue();
+    assertThat(callWithEnv(env, "0.3.1").ok()).isTrue();
   }
 
   @Test
@@ -167,11 +148,7 @@ class NodeDaemonIT {
     CniCall.Outcome outcome =
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(
-                () ->
-                    CniCall.run(
-                        kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)),
-                CniCall.Outcome::ok);
+            .until(() -> callWithEnv(env, "1.0.0"), CniCall.Outcome::ok);
 
     assertThat(outcome.stdout()).contains("10.231.0.");
     assertThat(addresses())
@@ -182,9 +159,7 @@ class NodeDaemonIT {
                 assertThat(a.getMetadata().getOwnerReferences().get(0).getUid())
                     .isEqualTo(pod.getMetadata().getUid()));
     env.put("CNI_COMMAND", "DEL");
-    assertThat(
-            CniCall.run(kipam, env, Cluster.config("1.0.0", daemon.socket.toString(), pool)).ok())
-        .isTrue();
+    assertThat(callWithEnv(env, "1.0.0").ok()).isTrue();
   }
 
   @Test

@@ -7,16 +7,16 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,6 +39,7 @@ class NodeFailuresIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static Path kipam;
+  private static NodeUnderTest rig;
   private static Path dir;
   private static DaemonProcess daemon;
   private static String node;
@@ -49,56 +50,35 @@ class NodeFailuresIT {
   private static String full;
   private static String notReady;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  NodeFailuresIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-failures-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
+    rig = NodeUnderTest.register(client, "kipam-failures-it", "node");
+    dir = rig.dir;
+    node = rig.node;
     namespace = Fixtures.namespace(client, "failures");
     pod = Cluster.pod(client, namespace, "victim", node);
     v4 = Fixtures.uniqueName("v4");
     var v4Spec = Cluster.spec("10.241.0.0/24", 28, 0);
     v4Spec.setNetwork(Fixtures.uniqueName("failures-net"));
     Cluster.poolReadiedByOperator(client, v4, v4Spec);
-    otherV4 = Fixtures.uniqueName("v4b");
-    Cluster.poolReadiedByOperator(client, otherV4, Cluster.spec("10.242.0.0/24", 28, 0));
+    otherV4 = Cluster.readiedPool(client, "v4b", Cluster.spec("10.242.0.0/24", 28, 0));
     full = Fixtures.uniqueName("full");
-    var fullSpec = Cluster.spec("10.243.0.0/24", 32, 0);
-    fullSpec.setRangeStart("10.243.0.5");
-    fullSpec.setRangeEnd("10.243.0.5");
-    Cluster.poolReadiedByOperator(client, full, fullSpec);
+    Cluster.poolReadiedByOperator(
+        client, full, Cluster.oneAddressSpec("10.243.0.0/24", "10.243.0.5", 0));
     notReady = Fixtures.uniqueName("unready");
     // It overlaps v4 in v4's network: the operator refuses it, so it never becomes Ready.
     var unreadySpec = Cluster.spec("10.241.0.0/25", 28, 0);
     unreadySpec.setNetwork(v4Spec.getNetwork());
     Cluster.poolRefusedByOperator(client, notReady, unreadySpec);
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, v4);
+    daemon = rig.start(controlPlane.adminKubeconfig(), v4);
+    kipam = rig.kipam;
     // The one address of the full pool goes to another pod.
     Pod holder = Cluster.pod(client, namespace, "holder", node);
     assertThat(
-            CniCall.run(
-                    kipam,
-                    CniCall.env(
-                        "ADD",
-                        "c-holder",
-                        "eth0",
-                        namespace,
-                        "holder",
-                        holder.getMetadata().getUid()),
-                    config("1.0.0", full))
-                .ok())
+            CniCall.run(kipam, CniCall.env("ADD", "c-holder", holder), config("1.0.0", full)).ok())
         .isTrue();
     // Until kipam-operator has counted it, the pool still shows a free address: "try again".
     await()
@@ -117,9 +97,7 @@ class NodeFailuresIT {
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
-    }
+    Close.all(rig);
   }
 
   private static String config(String version, String... pools) {

@@ -18,13 +18,14 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
-import io.kipam.testing.Fixtures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -99,8 +100,7 @@ class NodeLeastPrivilegeIT {
         .withEnv("KUBECONFIG", kubeconfig("kipam-operator", token("kipam-operator")).toString())
         .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
         .startLeading(Map.of(), WITHIN);
-    pool = Fixtures.uniqueName("least");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.219.0.0/24", 28, 0));
+    pool = Cluster.readiedPool(client, "least", Cluster.spec("10.219.0.0/24", 28, 0));
     for (int n = 0; n < NODES; n++) {
       rigs.add(processes.node(pool, DAEMON, NodeLeastPrivilegeIT::nodeKubeconfig));
     }
@@ -108,12 +108,7 @@ class NodeLeastPrivilegeIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
-    if (controlPlane != null) {
-      controlPlane.close();
-    }
+    Close.all(processes, controlPlane);
   }
 
   @Test
@@ -184,8 +179,8 @@ class NodeLeastPrivilegeIT {
   @Test
   @Order(2)
   void aSlotSharedFromBirthServesEveryNodeThroughSubClaims() throws Exception {
-    String small = Fixtures.uniqueName("least-shared");
-    Cluster.poolReadiedByOperator(client, small, Cluster.spec("10.219.1.0/27", 28, 0));
+    String small =
+        Cluster.readiedPool(client, "least-shared", Cluster.spec("10.219.1.0/27", 28, 0));
     await()
         .atMost(WITHIN)
         .untilAsserted(
@@ -234,13 +229,7 @@ class NodeLeastPrivilegeIT {
       }
     }
     assertThat(Cluster.addresses(client, small)).isEmpty();
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, small))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
+    PoolAssertions.subClaimsAndAddressesGone(client, small, WITHIN);
     assertNoRefusalLogged();
   }
 
@@ -253,8 +242,8 @@ class NodeLeastPrivilegeIT {
   @Test
   @Order(3)
   void anExclusiveSlotIsConvertedAndSubClaimedUnderThePolicy() throws Exception {
-    String small = Fixtures.uniqueName("least-convert");
-    Cluster.poolReadiedByOperator(client, small, Cluster.spec("10.219.2.0/27", 28, 0));
+    String small =
+        Cluster.readiedPool(client, "least-convert", Cluster.spec("10.219.2.0/27", 28, 0));
     Map<String, String> exclusive = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
     NodeRig needy = processes.node(small, exclusive, NodeLeastPrivilegeIT::nodeKubeconfig);
     NodeRig donor = processes.node(small, exclusive, NodeLeastPrivilegeIT::nodeKubeconfig);
@@ -301,13 +290,7 @@ class NodeLeastPrivilegeIT {
     }
     assertThat(donor.del(small, 200).ok()).isTrue();
     assertThat(Cluster.addresses(client, small)).isEmpty();
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, small))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
+    PoolAssertions.subClaimsAndAddressesGone(client, small, WITHIN);
     assertNoRefusalLogged(both);
   }
 

@@ -1,7 +1,6 @@
 package io.kipam.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -9,10 +8,10 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,12 +30,10 @@ class NodeLockIT {
   @Test
   void secondDaemonOnANodeWaitsForTheFirstToExit(ControlPlane controlPlane, KubernetesClient client)
       throws Exception {
-    KipamCrds.install(client);
-    Path dir = Files.createTempDirectory("kipam-lock-it");
-    String node = Fixtures.uniqueName("lock-node");
-    Fixtures.registerNode(client, node);
-    String pool = Fixtures.uniqueName("lock");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.254.0.0/24", 28, 0));
+    NodeUnderTest lockNode = NodeUnderTest.register(client, "kipam-lock-it", "lock-node");
+    Path dir = lockNode.dir;
+    String node = lockNode.node;
+    String pool = Cluster.readiedPool(client, "lock", Cluster.spec("10.254.0.0/24", 28, 0));
     String namespace = Fixtures.namespace(client, "lock");
     Pod pod = Cluster.pod(client, namespace, "lock-0", node);
     DaemonProcess first = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
@@ -53,12 +50,7 @@ class NodeLockIT {
       assertThat(before.ok()).as(before.stdout()).isTrue();
 
       second.start();
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(
-              () ->
-                  Files.exists(second.log)
-                      && Files.readString(second.log).contains("waiting for it to exit"));
+      second.awaitLogged("waiting for it to exit", Duration.ofSeconds(60));
       assertThat(Files.readString(second.log)).doesNotContain("serving CNI calls");
 
       first.kill();

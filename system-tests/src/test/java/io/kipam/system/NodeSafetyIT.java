@@ -16,16 +16,16 @@ import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -49,67 +49,42 @@ class NodeSafetyIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static NodeUnderTest rig;
   private static Path dir;
   private static Path kipam;
   private static DaemonProcess daemon;
   private static String node;
   private static List<String> namespaces;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  NodeSafetyIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @BeforeAll
   static void startDaemon(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
-    dir = Files.createTempDirectory("kipam-safety-it");
-    node = Fixtures.uniqueName("node");
-    Fixtures.registerNode(client, node);
+    rig = NodeUnderTest.register(client, "kipam-safety-it", "node");
+    dir = rig.dir;
+    node = rig.node;
     namespaces =
         List.of(
             Fixtures.namespace(client, "q0"),
             Fixtures.namespace(client, "q1"),
             Fixtures.namespace(client, "q2"));
-    String pool = Fixtures.uniqueName("boot");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.235.0.0/24", 28, 0));
-    daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig());
-    kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-    daemon.start();
-    daemon.awaitReady(kipam, pool);
+    String pool = Cluster.readiedPool(client, "boot", Cluster.spec("10.235.0.0/24", 28, 0));
+    daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+    kipam = rig.kipam;
   }
 
   @AfterAll
   static void stopDaemon() throws Exception {
-    if (daemon != null) {
-      daemon.close();
-    }
+    Close.all(rig);
   }
 
   private static CniCall.Outcome call(
       String command, Pod pod, String containerId, String network, String... pools) {
     return CniCall.run(
         kipam,
-        CniCall.env(
-            command,
-            containerId,
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, containerId, pod),
         Cluster.config("1.1.0", daemon.socket.toString(), pools).replace("kipam-test", network));
-  }
-
-  private List<IPAddress> addressesOf(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems();
   }
 
   private String singleAddressPool(String prefix, String address) {
@@ -121,8 +96,7 @@ class NodeSafetyIT {
 
   @Test
   void aPoolCreatedAgainUnderItsNameIsReadWithItsNewGeometry() throws Exception {
-    String pool = Fixtures.uniqueName("again");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.236.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "again", Cluster.spec("10.236.0.0/24", 28, 0));
     Pod pod = Cluster.pod(client, namespaces.get(0), "again-0", node);
     assertThat(call("ADD", pod, "c-again-0", "net", pool).ip()).startsWith("10.236.0.");
     assertThat(call("DEL", pod, "c-again-0", "net", pool).ok()).isTrue();
@@ -144,8 +118,7 @@ class NodeSafetyIT {
 
   @Test
   void gcOfOneNetworkNeverReleasesAnotherNetworksAddressesInASharedPool() throws Exception {
-    String pool = Fixtures.uniqueName("shared");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.238.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "shared", Cluster.spec("10.238.0.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "net-a-pod", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "net-b-pod", node);
     String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
@@ -165,12 +138,12 @@ class NodeSafetyIT {
             () -> {
               assertThat(CniCall.run(kipam, Map.of("CNI_COMMAND", "GC", "CNI_PATH", "/x"), gc).ok())
                   .isTrue();
-              assertThat(addressesOf(pool))
+              assertThat(Cluster.addresses(client, pool))
                   .extracting(x -> x.getSpec().getIp())
                   .doesNotContain(ipA);
             });
 
-    assertThat(addressesOf(pool))
+    assertThat(Cluster.addresses(client, pool))
         .singleElement()
         .satisfies(
             x -> {
@@ -193,7 +166,7 @@ class NodeSafetyIT {
             Cluster.config("1.1.0", daemon.socket.toString(), pool));
 
     assertThat(outcome.stdout()).contains("\"code\":11,").contains(wrongUid);
-    assertThat(addressesOf(pool)).isEmpty();
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
     assertThat(
             client
                 .resources(IPBlock.class)
@@ -206,8 +179,7 @@ class NodeSafetyIT {
 
   @Test
   void aStaticPodGetsAnAddressHeldByItsNode() throws Exception {
-    String pool = Fixtures.uniqueName("static");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.240.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "static", Cluster.spec("10.240.0.0/24", 28, 0));
     // The kubelet knows a static pod by the hash of its manifest; the API by its mirror Pod.
     String kubeletUid = "0123456789abcdef0123456789abcdef";
     Pod mirror =
@@ -265,13 +237,12 @@ class NodeSafetyIT {
     await()
         .during(Duration.ofSeconds(5))
         .atMost(Duration.ofSeconds(10))
-        .until(() -> !addressesOf(pool).isEmpty());
+        .until(() -> !Cluster.addresses(client, pool).isEmpty());
   }
 
   @Test
   void aDelNamingAnotherPodLeavesThatPodsAddress() throws Exception {
-    String pool = Fixtures.uniqueName("delid");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.241.128.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "delid", Cluster.spec("10.241.128.0/24", 28, 0));
     Pod a = Cluster.pod(client, namespaces.get(0), "del-a", node);
     Pod b = Cluster.pod(client, namespaces.get(1), "del-b", node);
     call("ADD", b, "c-shared-id", "net", pool).ip();
@@ -279,11 +250,11 @@ class NodeSafetyIT {
     // A's identity with the container ID B uses now.
     assertThat(call("DEL", a, "c-shared-id", "net", pool).ok()).isTrue();
 
-    assertThat(addressesOf(pool))
+    assertThat(Cluster.addresses(client, pool))
         .singleElement()
         .satisfies(x -> assertThat(x.getSpec().getPod().getName()).isEqualTo("del-b"));
     assertThat(call("DEL", b, "c-shared-id", "net", pool).ok()).isTrue();
-    assertThat(addressesOf(pool)).isEmpty();
+    assertThat(Cluster.addresses(client, pool)).isEmpty();
   }
 
   @Test
@@ -358,12 +329,7 @@ class NodeSafetyIT {
     controlPlane.stopApiServer();
     try {
       late.start();
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(
-              () ->
-                  Files.exists(late.log)
-                      && Files.readString(late.log).contains("still waiting for the API server"));
+      late.awaitLogged("still waiting for the API server", Duration.ofSeconds(90));
       assertThat(late.alive()).isTrue();
     } finally {
       controlPlane.startApiServer();

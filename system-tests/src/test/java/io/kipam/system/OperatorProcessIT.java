@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
@@ -30,11 +31,7 @@ class OperatorProcessIT {
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static OperatorProcess operator;
 
-  private final KubernetesClient client;
-
-  OperatorProcessIT(KubernetesClient client) {
-    this.client = client;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
@@ -51,9 +48,7 @@ class OperatorProcessIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (operator != null) {
-      operator.close();
-    }
+    Close.all(operator);
   }
 
   /** Creates a pool as an administrator would, with no status. */

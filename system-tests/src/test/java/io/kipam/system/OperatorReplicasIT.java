@@ -39,15 +39,9 @@ class OperatorReplicasIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-  private final PlayedOperator blocks;
-
-  OperatorReplicasIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-    this.blocks = new PlayedOperator(client);
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final PlayedOperator blocks = new PlayedOperator(client);
 
   private OperatorProcess replica(Path dir, String lease) throws IOException {
     return new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
@@ -67,8 +61,7 @@ class OperatorReplicasIT {
     try {
       first.awaitLeader(WITHIN);
       second = replica(dir, lease).start();
-      String pool = Fixtures.uniqueName("replicas");
-      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.212.0.0/24", 28, 0));
+      String pool = Cluster.readiedPool(client, "replicas", Cluster.spec("10.212.0.0/24", 28, 0));
       node =
           NodeRig.start(
               controlPlane,

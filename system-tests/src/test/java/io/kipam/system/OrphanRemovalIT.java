@@ -9,12 +9,12 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.List;
@@ -68,18 +68,12 @@ class OrphanRemovalIT {
 
   @AfterAll
   static void stopCluster() throws Exception {
-    if (processes != null) {
-      processes.close();
-    }
-    if (controlPlane != null) {
-      controlPlane.close();
-    }
+    Close.all(processes, controlPlane);
   }
 
   @Test
   void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs() throws Exception {
-    String pool = Fixtures.uniqueName("orphan");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/24", 28, 0));
+    String pool = Cluster.readiedPool(client, "orphan", Cluster.spec("10.214.0.0/24", 28, 0));
     NodeRig live = processes.node(pool, DAEMON);
     NodeRig handBlock = processes.node(pool, DAEMON);
     NodeRig doomed = processes.node(pool, DAEMON);

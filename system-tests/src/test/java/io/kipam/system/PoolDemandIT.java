@@ -5,25 +5,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.Checkpoint;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -62,14 +60,10 @@ class PoolDemandIT {
    */
   private static final int[] PODS = {28, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand");
   private OperatorProcess operator;
-
-  PoolDemandIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   /** kipam-operator, leading; {@code hold} prepares it (a step to hold at) before it starts. */
   private OperatorProcess startOperator(java.util.function.Consumer<OperatorProcess> hold) {
@@ -371,19 +365,13 @@ class PoolDemandIT {
     return pods;
   }
 
+  /** As {@link PoolAssertions#everyAddressOnceInABlockOfItsNode}, held in all three namespaces. */
   private void assertEveryAddressOnceInABlockOfItsNode(String pool, int expected) {
-    List<IPAddress> held = Cluster.addresses(client, pool);
-    Set<String> ips = new HashSet<>();
-    held.forEach(a -> ips.add(a.getSpec().getIp()));
-    assertThat(held).hasSize(expected);
-    assertThat(ips).as("no address held twice, across namespaces").hasSize(expected);
-    assertThat(held.stream().map(a -> a.getMetadata().getNamespace()).distinct()).hasSize(3);
-    List<IPBlock> blocks = Cluster.blocks(client, pool);
-    for (IPAddress address : held) {
-      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
-      assertThat(blocks)
-          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
-          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
-    }
+    PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, expected);
+    assertThat(
+            Cluster.addresses(client, pool).stream()
+                .map(a -> a.getMetadata().getNamespace())
+                .distinct())
+        .hasSize(3);
   }
 }

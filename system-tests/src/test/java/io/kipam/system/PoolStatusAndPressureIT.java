@@ -14,6 +14,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -35,12 +36,8 @@ class PoolStatusAndPressureIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static int subnets;
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("poolst");
-
-  PoolStatusAndPressureIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   private OperatorProcess operator(String idleSeconds) {
     return processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", idleSeconds), WITHIN);

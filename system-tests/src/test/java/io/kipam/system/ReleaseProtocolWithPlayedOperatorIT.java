@@ -9,6 +9,7 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PlayedOperator;
@@ -42,13 +43,8 @@ class ReleaseProtocolWithPlayedOperatorIT {
   private static String bootPool;
   private static int pools;
 
-  private final KubernetesClient client;
-  private final PlayedOperator operator;
-
-  ReleaseProtocolWithPlayedOperatorIT(KubernetesClient client) {
-    this.client = client;
-    this.operator = new PlayedOperator(client);
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final PlayedOperator operator = new PlayedOperator(client);
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
@@ -67,9 +63,7 @@ class ReleaseProtocolWithPlayedOperatorIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (rig != null) {
-      rig.close();
-    }
+    Close.all(rig);
   }
 
   /** A pool of its own for each test: 16-address blocks in a /24. */

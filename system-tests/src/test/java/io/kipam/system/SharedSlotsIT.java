@@ -4,26 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -51,14 +47,9 @@ class SharedSlotsIT {
   /** Pods per node: 60 of the pool's 62 assignable addresses. */
   private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-
-  SharedSlotsIT(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
 
   @AfterEach
   void stopAll() throws Exception {
@@ -69,8 +60,7 @@ class SharedSlotsIT {
 
   @Test
   void everyPodOfEightNodesGetsAnAddressOfFourSharedSlotsAndTheSubClaimsGoBack() throws Exception {
-    String pool = Fixtures.uniqueName("shared");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.207.0.0/26", 28, 0));
+    String pool = Cluster.readiedPool(client, "shared", Cluster.spec("10.207.0.0/26", 28, 0));
     Path dir = Files.createTempDirectory("kipam-shared-slots-it");
     List<String> namespaces = NodeRig.namespaces(client, "shared");
     for (int n = 0; n < PODS.length; n++) {
@@ -112,18 +102,7 @@ class SharedSlotsIT {
       callers.shutdownNow();
     }
 
-    List<IPAddress> held = Cluster.addresses(client, pool);
-    Set<String> ips = new HashSet<>();
-    held.forEach(a -> ips.add(a.getSpec().getIp()));
-    assertThat(held).hasSize(60);
-    assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
-    List<IPBlock> blocks = Cluster.blocks(client, pool);
-    for (IPAddress address : held) {
-      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
-      assertThat(blocks)
-          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
-          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
-    }
+    List<IPBlock> blocks = PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, 60);
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
     assertThat(slots).hasSize(4);
     for (IPBlock slot : slots) {
@@ -137,13 +116,6 @@ class SharedSlotsIT {
         assertThat(rigs.get(n).del(pool, i).ok()).isTrue();
       }
     }
-    await()
-        .atMost(RUNTIME_RETRIES)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, pool))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
-    assertThat(Cluster.addresses(client, pool)).isEmpty();
+    PoolAssertions.subClaimsAndAddressesGone(client, pool, RUNTIME_RETRIES);
   }
 }

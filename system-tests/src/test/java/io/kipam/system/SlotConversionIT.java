@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.Checkpoint;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -14,7 +13,9 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -57,12 +58,8 @@ class SlotConversionIT {
   /** Pods per node: 60 of the pool's 62 assignable addresses. */
   private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client;
+  private final KubernetesClient client = ControlPlane.shared().client();
   @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("convert");
-
-  SlotConversionIT(KubernetesClient client) {
-    this.client = client;
-  }
 
   @Test
   void eightNodesGetEveryPodAnAddressOfFourExclusiveSlotsThroughConversion() throws Exception {
@@ -118,8 +115,7 @@ class SlotConversionIT {
   void podsArrivingInAnyOrderGetEveryAddressOfAnExactPool() throws Exception {
     OperatorProcess operator =
         processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), WITHIN);
-    String pool = Fixtures.uniqueName("convert");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.206.2.0/26", 28, 0));
+    String pool = Cluster.readiedPool(client, "convert", Cluster.spec("10.206.2.0/26", 28, 0));
     int[] spread = {26, 16, 12, 8};
     List<NodeRig> rigs = processes.nodes(pool, spread.length, Map.of());
     List<int[]> pods = new ArrayList<>();
@@ -212,19 +208,7 @@ class SlotConversionIT {
       callers.shutdownNow();
     }
 
-    List<IPAddress> held = Cluster.addresses(client, pool);
-    Set<String> ips = new HashSet<>();
-    held.forEach(a -> ips.add(a.getSpec().getIp()));
-    System.out.printf("%d of %d pods got an address; %d distinct%n", held.size(), 60, ips.size());
-    assertThat(held).hasSize(60);
-    assertThat(ips).as("no address held twice, across namespaces").hasSize(60);
-    List<IPBlock> blocks = Cluster.blocks(client, pool);
-    for (IPAddress address : held) {
-      IpAddress ip = IpAddress.parse(address.getSpec().getIp());
-      assertThat(blocks)
-          .as("%s lies in a block of its node %s", ip, address.getSpec().getNode())
-          .anyMatch(b -> Cluster.holds(b, ip, address.getSpec().getNode()));
-    }
+    List<IPBlock> blocks = PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, 60);
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();
     assertThat(slots).hasSize(4);
     assertThat(slots)
@@ -238,14 +222,7 @@ class SlotConversionIT {
         assertThat(rigs.get(n).del(pool, i).ok()).isTrue();
       }
     }
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(Cluster.blocks(client, pool))
-                    .as("the sub-claims go back with their addresses")
-                    .noneMatch(b -> b.getSpec().getParent() != null));
-    assertThat(Cluster.addresses(client, pool)).isEmpty();
+    PoolAssertions.subClaimsAndAddressesGone(client, pool, WITHIN);
   }
 
   /**

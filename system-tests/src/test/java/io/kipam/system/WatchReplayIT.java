@@ -6,18 +6,14 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
-import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -40,32 +36,23 @@ class WatchReplayIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  WatchReplayIT(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @Test
   void aReplayedDeleteOfTheOldHolderNeverTakesTheAddressFromTheNewOne() throws Exception {
-    KipamCrds.install(client);
     List<String> namespaces =
         List.of(
             Fixtures.namespace(client, "replay-h"),
             Fixtures.namespace(client, "replay-n"),
             Fixtures.namespace(client, "replay-t"));
-    String node = Fixtures.uniqueName("replay-node");
-    Fixtures.registerNode(client, node);
     String pool = Fixtures.uniqueName("replay");
-    // One address, reused at once: the re-issue to N is certain, and so is any duplicate.
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.245.0.7/32", 32, 0));
-    Path dir = Files.createTempDirectory("kipam-replay-it");
-    try (DaemonProcess daemon =
-        new DaemonProcess(dir, node, controlPlane.adminKubeconfig()).start()) {
-      Path kipam = Installer.install(dir.resolve("bin"), daemon.socket);
-      daemon.awaitReady(kipam, pool);
+    try (NodeUnderTest rig = NodeUnderTest.register(client, "kipam-replay-it", "replay-node")) {
+      String node = rig.node;
+      // One address, reused at once: the re-issue to N is certain, and so is any duplicate.
+      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.245.0.7/32", 32, 0));
+      DaemonProcess daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+      Path kipam = rig.kipam;
       String config = Cluster.config("1.1.0", daemon.socket.toString(), pool);
       for (int round = 0; round < ROUNDS; round++) {
         Pod h = Cluster.pod(client, namespaces.get(0), "h-" + round, node);
@@ -104,26 +91,13 @@ class WatchReplayIT {
   }
 
   private List<String> holders(String pool) {
-    return client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .withLabel(ApiConstants.LABEL_POOL, pool)
-        .list()
-        .getItems()
-        .stream()
+    return Cluster.addresses(client, pool).stream()
         .map(a -> a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName())
         .toList();
   }
 
   private static CniCall.Outcome call(Path kipam, String command, Pod pod, String config) {
-    Map<String, String> env =
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getName(),
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
+    Map<String, String> env = CniCall.env(command, "c-" + pod.getMetadata().getName(), pod);
     return CniCall.run(kipam, env, config);
   }
 }

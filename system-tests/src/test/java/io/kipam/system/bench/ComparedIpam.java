@@ -66,14 +66,7 @@ public interface ComparedIpam {
     }
 
     private static Map<String, String> env(String command, Pod pod, String id) {
-      Map<String, String> env =
-          CniCall.env(
-              command,
-              id,
-              "eth0",
-              pod.getMetadata().getNamespace(),
-              pod.getMetadata().getName(),
-              pod.getMetadata().getUid());
+      Map<String, String> env = CniCall.env(command, id, pod);
       env.put("NODENAME", pod.getSpec().getNodeName()); // whereabouts' node, for node slices
       return env;
     }

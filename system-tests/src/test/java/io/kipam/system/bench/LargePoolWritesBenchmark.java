@@ -10,7 +10,6 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -52,8 +51,7 @@ public class LargePoolWritesBenchmark {
     KipamCrds.install(client);
     try (KipamProcesses processes = new KipamProcesses(controlPlane, client, "large")) {
       processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
-      String pool = Fixtures.uniqueName("large");
-      Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.204.0.0/16", 26, 30));
+      String pool = Cluster.readiedPool(client, "large", Cluster.spec("10.204.0.0/16", 26, 30));
       List<NodeRig> nodes = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
         nodes.add(

@@ -57,8 +57,7 @@ public class NodeBenchmark {
     Path dir = Files.createTempDirectory("kipam-bench");
     String node = Fixtures.uniqueName("bench-node");
     Fixtures.registerNode(client, node);
-    String pool = Fixtures.uniqueName("bench");
-    Cluster.poolReadiedByOperator(client, pool, Cluster.spec("10.253.0.0/22", 26, 0));
+    String pool = Cluster.readiedPool(client, "bench", Cluster.spec("10.253.0.0/22", 26, 0));
     String namespace = Fixtures.namespace(client, "bench");
     try (DaemonProcess daemon = new DaemonProcess(dir, node, controlPlane.adminKubeconfig())) {
       Path kipam = Installer.install(dir.resolve("bin"), daemon.socket);

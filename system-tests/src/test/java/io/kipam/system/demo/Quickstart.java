@@ -272,13 +272,7 @@ public final class Quickstart {
   }
 
   private static Map<String, String> env(String command, Pod pod) {
-    return CniCall.env(
-        command,
-        "demo-" + pod.getMetadata().getName(),
-        "eth0",
-        pod.getMetadata().getNamespace(),
-        pod.getMetadata().getName(),
-        pod.getMetadata().getUid());
+    return CniCall.env(command, "demo-" + pod.getMetadata().getName(), pod);
   }
 
   private static String config(String pool, SimulatedNode node) {

@@ -58,6 +58,15 @@ public final class Cluster {
   }
 
   /**
+   * A pool named {@code prefix-…} with {@code spec}, as {@link #poolReadiedByOperator}; its name.
+   */
+  public static String readiedPool(KubernetesClient client, String prefix, IPPoolSpec spec) {
+    String name = io.kipam.testing.Fixtures.uniqueName(prefix);
+    poolReadiedByOperator(client, name, spec);
+    return name;
+  }
+
+  /**
    * As {@link #poolReadiedByOperator}, but the pool stays on the network its spec names, the
    * default network when none: for a control plane of the test's own.
    */
@@ -140,6 +149,17 @@ public final class Cluster {
     spec.setCidr(cidr);
     spec.setBlockSize(blockSize);
     spec.setReuseDelaySeconds(reuseDelaySeconds);
+    return spec;
+  }
+
+  /**
+   * A pool spec in host-prefix mode (/32 blocks) of {@code cidr} whose range is {@code address}
+   * alone.
+   */
+  public static IPPoolSpec oneAddressSpec(String cidr, String address, int reuseDelaySeconds) {
+    IPPoolSpec spec = spec(cidr, 32, reuseDelaySeconds);
+    spec.setRangeStart(address);
+    spec.setRangeEnd(address);
     return spec;
   }
 

@@ -76,6 +76,20 @@ public final class CniCall {
     }
   }
 
+  /**
+   * The CNI variables of {@code command} for {@code pod}'s eth0 in container {@code containerId}.
+   */
+  public static Map<String, String> env(
+      String command, String containerId, io.fabric8.kubernetes.api.model.Pod pod) {
+    return env(
+        command,
+        containerId,
+        "eth0",
+        pod.getMetadata().getNamespace(),
+        pod.getMetadata().getName(),
+        pod.getMetadata().getUid());
+  }
+
   public static Map<String, String> env(
       String command, String containerId, String ifName, String namespace, String pod, String uid) {
     Map<String, String> env = new HashMap<>();

@@ -76,6 +76,14 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     return withEnv(Checkpoint.HOLD_AT, "");
   }
 
+  /** Waits up to {@code timeout} until the process's log file exists and contains {@code text}. */
+  public void awaitLogged(String text, Duration timeout) {
+    await()
+        .atMost(timeout)
+        .alias("\"" + text + "\" in " + log)
+        .until(() -> Files.exists(log) && Files.readString(log).contains(text));
+  }
+
   /** Where the program says it holds: {@code KIPAM_HOLD_FILE} if set, else next to its log. */
   public Path holdFile() {
     String file = env(Checkpoint.HOLD_FILE);

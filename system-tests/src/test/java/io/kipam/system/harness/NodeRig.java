@@ -190,13 +190,7 @@ public final class NodeRig implements AutoCloseable {
     Pod pod = pod(i);
     return CniCall.run(
         kipam,
-        CniCall.env(
-            command,
-            node + "-c-" + i,
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, node + "-c-" + i, pod),
         Cluster.config("1.1.0", daemon.socket.toString(), pools.toArray(String[]::new)));
   }
 

@@ -23,7 +23,9 @@ import java.util.function.Function;
  * cached copy; when that block changed meanwhile the write fails with a conflict, and the change (a
  * new count of the donor or the slot) is no reason to look at the short node again, while the short
  * node, unable to allocate, writes nothing more that would be. So each method says whether a
- * request went unwritten, and the caller looks again soon.
+ * request went unwritten, and the caller looks again soon. The same holds while a slot another node
+ * just claimed has no count yet: the full node waits for that count, and its arrival (a slot that
+ * is not full) starts no look of its own.
  */
 final class PressureRelief {
 
@@ -35,7 +37,8 @@ final class PressureRelief {
   /**
    * @param pool the block's pool from the cache, if any
    * @param poolBlocks the cached blocks naming a pool
-   * @return whether a request was decided but its write conflicted: look again soon
+   * @return whether a request was decided but its write conflicted, or no slot can be decided on
+   *     until a just-claimed slot reports its count: look again soon
    */
   boolean relieve(
       IPBlock block,
@@ -61,9 +64,11 @@ final class PressureRelief {
     if (donor.isPresent()) {
       return !askBack(steps, donor.get(), name, node, "has no free address in its blocks", now);
     }
-    return SlotConversion.candidateFor(node, layout, siblings, now)
-        .map(slot -> !askShare(steps, slot, name, node, now))
-        .orElse(false);
+    Optional<IPBlock> slot = SlotConversion.candidateFor(node, layout, siblings, now);
+    if (slot.isPresent()) {
+      return !askShare(steps, slot.get(), name, node, now);
+    }
+    return SlotConversion.awaitingCount(node, layout, siblings, now);
   }
 
   /**

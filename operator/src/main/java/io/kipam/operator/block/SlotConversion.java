@@ -47,16 +47,10 @@ final class SlotConversion {
   /** The Exclusive slot to ask to become Shared because {@code node} is short, if any. */
   static Optional<IPBlock> candidateFor(
       String node, PoolLayout layout, Collection<IPBlock> blocks, Instant now) {
-    Collection<IPBlock> live =
-        blocks.stream().filter(b -> b.getMetadata().getDeletionTimestamp() == null).toList();
+    Collection<IPBlock> live = live(blocks);
     Collection<IPBlock> slots = live.stream().filter(b -> !Blocks.subClaim(b)).toList();
     Collection<IPBlock> exclusive = slots.stream().filter(b -> !Blocks.shared(b)).toList();
-    boolean short_ =
-        exclusive.stream()
-            .filter(b -> node.equals(b.getSpec().getNode()))
-            .allMatch(b -> PoolPressure.full(b, layout));
-    if (!short_
-        || PoolPressure.unclaimedBlockLeft(layout, slots)
+    if (!shortOfSlots(node, layout, slots, exclusive)
         || exclusive.stream().anyMatch(b -> Blocks.reportedAllocated(b).orElse(-1L) == 0)
         || exclusive.stream().anyMatch(b -> waitedFor(b, now))
         || sharedAddressLeft(layout, slots, live)) {
@@ -68,6 +62,45 @@ final class SlotConversion {
         .filter(b -> Blocks.reportedAllocated(b).isPresent())
         .filter(b -> free.apply(b).signum() > 0)
         .min(Comparator.comparing(free).reversed().thenComparing(b -> b.getMetadata().getName()));
+  }
+
+  /**
+   * {@code node} is short, no slot is unclaimed, and an Exclusive slot of another node was claimed
+   * less than {@link #ANSWER_WAIT} ago and carries no count yet: until its holder reports one, no
+   * slot can be chosen ({@link #candidateFor} asks only slots with a count), and nothing else may
+   * come to look at the short node again — the new count of a slot that is not full starts no look.
+   * So the caller looks again soon. A slot without a creation time counts as just claimed.
+   */
+  static boolean awaitingCount(
+      String node, PoolLayout layout, Collection<IPBlock> blocks, Instant now) {
+    Collection<IPBlock> slots = live(blocks).stream().filter(b -> !Blocks.subClaim(b)).toList();
+    Collection<IPBlock> exclusive = slots.stream().filter(b -> !Blocks.shared(b)).toList();
+    return shortOfSlots(node, layout, slots, exclusive)
+        && exclusive.stream()
+            .filter(b -> Blocks.reportedAllocated(b).isEmpty())
+            .anyMatch(b -> claimedWithin(b, ANSWER_WAIT, now));
+  }
+
+  private static Collection<IPBlock> live(Collection<IPBlock> blocks) {
+    return blocks.stream().filter(b -> b.getMetadata().getDeletionTimestamp() == null).toList();
+  }
+
+  /** Every Exclusive slot {@code node} holds is full, and no slot of the pool is unclaimed. */
+  private static boolean shortOfSlots(
+      String node, PoolLayout layout, Collection<IPBlock> slots, Collection<IPBlock> exclusive) {
+    return exclusive.stream()
+            .filter(b -> node.equals(b.getSpec().getNode()))
+            .allMatch(b -> PoolPressure.full(b, layout))
+        && !PoolPressure.unclaimedBlockLeft(layout, slots);
+  }
+
+  private static boolean claimedWithin(IPBlock block, Duration within, Instant now) {
+    String created = block.getMetadata().getCreationTimestamp();
+    try {
+      return created == null || !now.isAfter(Instant.parse(created).plus(within));
+    } catch (RuntimeException unreadable) {
+      return true;
+    }
   }
 
   /**

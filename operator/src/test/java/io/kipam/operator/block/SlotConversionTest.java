@@ -129,4 +129,42 @@ class SlotConversionTest {
 
     assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks)).isEmpty();
   }
+
+  @ParameterizedTest(name = "slot {0} is claimed and counted after the full node''s")
+  @CsvSource({"1", "2", "3"})
+  void aFullNodeWaitsForTheCountOfASlotJustClaimedAndThenGetsItsConversion(int late) {
+    java.time.Instant now = java.time.Instant.parse("2026-01-01T00:00:00Z");
+    // Every slot full but the one claimed a moment ago, which carries no count yet.
+    List<IPBlock> blocks = slots("a:15 b:16 c:16 d:15");
+    IPBlock claimed = blocks.get(late);
+    claimed.getStatus().setAllocated(null);
+    claimed.getMetadata().setCreationTimestamp(now.minusSeconds(2).toString());
+
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks, now)).isEmpty();
+    assertThat(SlotConversion.awaitingCount("a", LAYOUT, blocks, now))
+        .as("look again: the slot's count decides")
+        .isTrue();
+    assertThat(
+            SlotConversion.awaitingCount(
+                "a", LAYOUT, blocks, now.plus(SlotConversion.ANSWER_WAIT).plusSeconds(3)))
+        .as("a slot that never reports holds no look for longer than the answer wait")
+        .isFalse();
+
+    claimed.getStatus().setAllocated(3L);
+    assertThat(SlotConversion.awaitingCount("a", LAYOUT, blocks, now)).isFalse();
+    assertThat(SlotConversion.candidateFor("a", LAYOUT, blocks, now)).contains(claimed);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a node with a free address waits for nothing, a:14 b:3 c:2 d:2",
+    "a pool with an unclaimed slot waits for nothing, a:15 b:3 c:2"
+  })
+  void nothingWaitsForACountThatCouldDecideNothing(String description, String holdings) {
+    List<IPBlock> blocks = slots(holdings);
+    blocks.get(1).getStatus().setAllocated(null);
+
+    assertThat(SlotConversion.awaitingCount("a", LAYOUT, blocks, java.time.Instant.now()))
+        .isFalse();
+  }
 }

@@ -12,7 +12,8 @@ import org.junit.platform.commons.support.AnnotationSupport;
  * JUnit 5 extension behind {@link WithControlPlane}: starts the JVM's shared {@link ControlPlane}
  * before the first test class that needs it, injects it or its administrator {@link
  * KubernetesClient} into test constructors and methods, installs kipam's CRDs for a class that asks
- * ({@link WithControlPlane#crds}), and keeps the components' logs of every failed test under {@code
+ * ({@link WithControlPlane#crds}) after removing what earlier classes left on it ({@link
+ * Leftovers}), and keeps the components' logs of every failed test under {@code
  * target/control-plane-logs/<class>.<method>/}.
  */
 public final class ControlPlaneExtension
@@ -21,6 +22,7 @@ public final class ControlPlaneExtension
   @Override
   public void beforeAll(ExtensionContext context) {
     ControlPlane controlPlane = ControlPlane.shared();
+    Leftovers.clear(controlPlane.client());
     boolean crds =
         AnnotationSupport.findAnnotation(context.getRequiredTestClass(), WithControlPlane.class)
             .map(WithControlPlane::crds)

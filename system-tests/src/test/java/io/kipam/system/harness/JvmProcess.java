@@ -25,8 +25,14 @@ import java.util.concurrent.TimeUnit;
 public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseable {
 
   public final Path log;
+
+  /** Archives of class data some start of this JVM is writing (see {@link #classDataSharing}). */
+  private static final java.util.Set<Path> DUMPING =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final Map<String, String> env = new HashMap<>();
   private Process process;
+  private Path dumping;
 
   public JvmProcess(Path log) {
     this.log = log;
@@ -114,9 +120,15 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx256m");
+      // The collector the JVM picks in kipam's containers, whose memory limits (config/) are
+      // below what it takes for a server-class machine; here it would pick G1 and its threads.
+      command.add("-XX:+UseSerialGC");
       command.addAll(jvmOptions());
+      String classpath = classpath();
+      dumping = null;
+      command.addAll(classDataSharing(classpath));
       command.add("-cp");
-      command.add(classpath());
+      command.add(classpath);
       command.add(mainClass());
       ProcessBuilder builder = new ProcessBuilder(command);
       builder.environment().putAll(environment());
@@ -129,6 +141,65 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       return self();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The options that let this start share the class data of earlier ones: a suite starts kipam-node
+   * and kipam-operator a few hundred times, and loading and verifying the same classes is most of
+   * each start's CPU. The first start of a program and classpath writes a dynamic archive when it
+   * ends normally ({@link #close}); later starts map it. A start killed before that leaves no
+   * archive and the next one tries again; an archive that no longer matches its jars (a rebuild) is
+   * never used, since its name is made from their paths, sizes and modification times.
+   */
+  private List<String> classDataSharing(String classpath) throws IOException {
+    Path archive = archiveFor(classpath);
+    if (Files.exists(archive)) {
+      return List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+    }
+    if (!DUMPING.add(archive)) {
+      return List.of(); // another start of this JVM writes it
+    }
+    dumping = archive;
+    return List.of(
+        "-XX:ArchiveClassesAtExit=" + partial(archive), "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+  }
+
+  private static Path archiveFor(String classpath) throws IOException {
+    StringBuilder key = new StringBuilder(System.getProperty("java.vm.version"));
+    for (String entry : classpath.split(java.io.File.pathSeparator)) {
+      Path file = Path.of(entry);
+      key.append('|').append(entry);
+      if (Files.exists(file)) {
+        key.append(':')
+            .append(Files.size(file))
+            .append(':')
+            .append(Files.getLastModifiedTime(file));
+      }
+    }
+    Path dir = Path.of("target", "class-data");
+    Files.createDirectories(dir);
+    return dir.resolve(Integer.toHexString(key.toString().hashCode()) + ".jsa").toAbsolutePath();
+  }
+
+  private static Path partial(Path archive) {
+    return archive.resolveSibling(archive.getFileName() + ".partial");
+  }
+
+  /** Puts the archive this process wrote at exit where later starts find it. */
+  private void keepArchive() {
+    if (dumping == null) {
+      return;
+    }
+    Path archive = dumping;
+    dumping = null;
+    DUMPING.remove(archive);
+    try {
+      if (Files.exists(partial(archive)) && Files.size(partial(archive)) > 0) {
+        Files.move(partial(archive), archive, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      }
+    } catch (IOException e) {
+      // no archive this time: a later start writes one
     }
   }
 
@@ -163,6 +234,10 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   /** SIGKILL: no shutdown hook runs, exactly like a node or a pod losing the process. */
   public void kill() throws InterruptedException {
     process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    if (dumping != null) {
+      DUMPING.remove(dumping);
+      dumping = null;
+    }
   }
 
   @Override
@@ -172,6 +247,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       if (!process.waitFor(20, TimeUnit.SECONDS)) {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
+      keepArchive();
     }
   }
 }

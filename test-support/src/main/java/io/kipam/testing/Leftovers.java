@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.util.List;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,10 +26,6 @@ import org.slf4j.LoggerFactory;
 public final class Leftovers {
 
   private static final Logger log = LoggerFactory.getLogger(Leftovers.class);
-
-  /** Namespaces Kubernetes makes, kept. */
-  private static final Set<String> SYSTEM_NAMESPACES =
-      Set.of("default", "kube-system", "kube-public", "kube-node-lease");
 
   /** kipam's kinds by plural, addresses first: no address outlives its block in between. */
   private static final List<ResourceDefinitionContext> KIPAM_KINDS =
@@ -50,18 +45,10 @@ public final class Leftovers {
     for (ResourceDefinitionContext kind : KIPAM_KINDS) {
       removed += clearKipamKind(client, kind);
     }
-    List<String> namespaces =
-        client.namespaces().list().getItems().stream()
-            .map(ns -> ns.getMetadata().getName())
-            .filter(name -> !name.startsWith("kube-"))
-            .toList();
-    for (String namespace : namespaces) {
-      removed += client.pods().inNamespace(namespace).withGracePeriod(0).delete().size();
-    }
     for (Namespace ns : client.namespaces().list().getItems()) {
-      if (!SYSTEM_NAMESPACES.contains(ns.getMetadata().getName())
-          && ns.getMetadata().getDeletionTimestamp() == null) {
-        removed += ignoringGone(() -> client.resource(ns).delete().size());
+      String namespace = ns.getMetadata().getName();
+      if (!namespace.startsWith("kube-")) {
+        removed += client.pods().inNamespace(namespace).withGracePeriod(0).delete().size();
       }
     }
     removed += client.nodes().delete().size();

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kipam.api.client.TokenBucket;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
@@ -33,9 +34,9 @@ import java.util.Map;
 public final class KubernetesBlockStatus implements BlockStatusStore {
 
   private final KubernetesClient client;
-  private final WriteRateLimiter limiter;
+  private final TokenBucket limiter;
 
-  public KubernetesBlockStatus(KubernetesClient client, WriteRateLimiter limiter) {
+  public KubernetesBlockStatus(KubernetesClient client, TokenBucket limiter) {
     this.client = client;
     this.limiter = limiter;
   }

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
+import io.kipam.api.client.TokenBucket;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -36,7 +37,7 @@ class KubernetesBlockStatusIT {
 
   KubernetesBlockStatusIT(KubernetesClient client) {
     this.client = client;
-    this.status = new KubernetesBlockStatus(client, new WriteRateLimiter(50, 100));
+    this.status = new KubernetesBlockStatus(client, new TokenBucket(50, 100));
   }
 
   @BeforeAll

@@ -3,7 +3,7 @@ package io.kipam.operator;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.Interceptor;
-import io.kipam.api.client.TokenBucket;
+import io.kipam.runtime.client.TokenBucket;
 import java.net.URI;
 
 /**

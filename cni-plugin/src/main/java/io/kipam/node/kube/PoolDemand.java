@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.DemandAnnotation;
-import io.kipam.api.client.TokenBucket;
+import io.kipam.runtime.client.TokenBucket;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,10 +1,10 @@
 package io.kipam.operator.audit;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.client.PreconditionedDelete;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AttachmentFinalizer;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;

@@ -2,12 +2,12 @@ package io.kipam.operator.audit;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.client.PreconditionedDelete;
 import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AttachmentFinalizer;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;

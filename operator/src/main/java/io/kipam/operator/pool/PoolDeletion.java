@@ -2,11 +2,11 @@ package io.kipam.operator.pool;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.client.PreconditionedDelete;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.kipam.api.client;
+package io.kipam.runtime.client;
 
 import io.fabric8.kubernetes.api.model.DeleteOptions;
 import io.fabric8.kubernetes.api.model.Preconditions;

@@ -1,4 +1,4 @@
-package io.kipam.api.client;
+package io.kipam.runtime.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fabric8.kubernetes.api.model.DeleteOptions;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.kipam.api.client.PreconditionedDelete.Answer;
-import io.kipam.api.client.PreconditionedDelete.Outcome;
+import io.kipam.runtime.client.PreconditionedDelete.Answer;
+import io.kipam.runtime.client.PreconditionedDelete.Outcome;
 import org.junit.jupiter.api.Test;
 
 class PreconditionedDeleteTest {

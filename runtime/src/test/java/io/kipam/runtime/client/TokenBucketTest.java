@@ -1,4 +1,4 @@
-package io.kipam.api.client;
+package io.kipam.runtime.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

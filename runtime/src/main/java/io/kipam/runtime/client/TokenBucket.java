@@ -1,4 +1,4 @@
-package io.kipam.api.client;
+package io.kipam.runtime.client;
 
 import java.util.function.LongSupplier;
 

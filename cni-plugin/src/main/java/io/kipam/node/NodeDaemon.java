@@ -14,9 +14,9 @@ import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeWatch;
 import io.kipam.node.kube.PoolDemand;
-import io.kipam.node.kube.WriteRateLimiter;
 import io.kipam.node.server.CniEndpoint;
 import io.kipam.node.server.NodeServer;
+import io.kipam.runtime.client.TokenBucket;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -89,7 +89,7 @@ public final class NodeDaemon implements AutoCloseable {
     journal =
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
-    WriteRateLimiter limiter = new WriteRateLimiter(settings.apiQps(), settings.apiBurst());
+    TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());
     KubernetesStore store = new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid);
     Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);

@@ -24,7 +24,9 @@ import java.util.Optional;
  *       taken before a fresh read settles it; default 30 (three times the client's request timeout,
  *       so that a write still in flight has landed).
  *   <li>{@code KIPAM_API_QPS}, {@code KIPAM_API_BURST}: the daemon's API write rate; default 50 and
- *       100.
+ *       100. Deliberate numbers instead of a client's defaults (5/10 would make 110 pods starting
+ *       on one node wait some 20 seconds for their addresses), and a cap on what one node can ask
+ *       of the API server.
  *   <li>{@code KIPAM_BLOCK_STATUS_SECONDS}: at most one write of a block's {@code status.allocated}
  *       per this many seconds; default 5, at least 1.
  *   <li>{@code KIPAM_RELEASE_ABANDON_SECONDS}: how long a block stays closed after its Ready answer

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.runtime.Checkpoint;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;

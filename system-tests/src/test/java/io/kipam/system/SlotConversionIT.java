@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.runtime.Checkpoint;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;

@@ -1,8 +1,8 @@
 package io.kipam.node.alloc;
 
-import io.kipam.api.Checkpoint;
 import io.kipam.api.net.Cidr;
 import io.kipam.cni.spec.Attachment;
+import io.kipam.runtime.Checkpoint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

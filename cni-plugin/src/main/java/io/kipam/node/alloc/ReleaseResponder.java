@@ -1,7 +1,7 @@
 package io.kipam.node.alloc;
 
-import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.runtime.Checkpoint;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;

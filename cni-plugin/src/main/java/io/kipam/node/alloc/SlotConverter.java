@@ -1,8 +1,8 @@
 package io.kipam.node.alloc;
 
-import io.kipam.api.Checkpoint;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import io.kipam.runtime.Checkpoint;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -9,6 +9,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 import io.kipam.node.alloc.BlockStatusStore;
+import io.kipam.runtime.client.TokenBucket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,9 +34,9 @@ import java.util.Map;
 public final class KubernetesBlockStatus implements BlockStatusStore {
 
   private final KubernetesClient client;
-  private final WriteRateLimiter limiter;
+  private final TokenBucket limiter;
 
-  public KubernetesBlockStatus(KubernetesClient client, WriteRateLimiter limiter) {
+  public KubernetesBlockStatus(KubernetesClient client, TokenBucket limiter) {
     this.client = client;
     this.limiter = limiter;
   }

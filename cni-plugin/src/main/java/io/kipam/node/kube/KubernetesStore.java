@@ -1,18 +1,14 @@
 package io.kipam.node.kube;
 
-import io.fabric8.kubernetes.api.model.DeleteOptions;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
-import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
@@ -32,6 +28,8 @@ import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
 import io.kipam.node.alloc.WriteOutcomeUnknownException;
+import io.kipam.runtime.client.PreconditionedDelete;
+import io.kipam.runtime.client.TokenBucket;
 import java.net.ConnectException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -40,9 +38,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -72,8 +67,9 @@ public final class KubernetesStore implements AllocationStore {
 
   private final KubernetesClient client;
   private final Function<String, String> poolUid;
-  private final WriteRateLimiter limiter;
+  private final TokenBucket limiter;
   private final Supplier<String> nodeUid;
+  private final PreconditionedDelete deletes;
 
   /**
    * @param poolUid the UID of an IPPool by name, from the node's pool cache (null if unknown)
@@ -83,12 +79,13 @@ public final class KubernetesStore implements AllocationStore {
   public KubernetesStore(
       KubernetesClient client,
       Function<String, String> poolUid,
-      WriteRateLimiter limiter,
+      TokenBucket limiter,
       Supplier<String> nodeUid) {
     this.client = client;
     this.poolUid = poolUid;
     this.limiter = limiter;
     this.nodeUid = nodeUid;
+    this.deletes = new PreconditionedDelete(client);
   }
 
   @Override
@@ -219,10 +216,7 @@ public final class KubernetesStore implements AllocationStore {
   public void releaseBlock(String pool, Cidr block, String uid) {
     String name = ResourceNames.blockName(pool, block);
     Optional<String> answer =
-        delete(
-            "/apis/" + ApiConstants.API_VERSION + "/ipblocks/" + encode(name),
-            uid,
-            "delete IPBlock " + name);
+        delete(() -> deletes.block(name, uid, null), "delete IPBlock " + name);
     try {
       removeProtection(name, uid, answer.flatMap(KubernetesStore::blockIn).orElse(null));
     } catch (RuntimeException e) {
@@ -407,7 +401,9 @@ public final class KubernetesStore implements AllocationStore {
   @Override
   public void deleteAddress(Lease lease) {
     Optional<String> answer =
-        delete(addressPath(lease), lease.objectUid(), "delete " + what(lease));
+        delete(
+            () -> deletes.address(lease.pod().namespace(), lease.name(), lease.objectUid()),
+            "delete " + what(lease));
     endAttachment(lease, answer.flatMap(KubernetesStore::addressIn).orElse(null));
   }
 
@@ -509,47 +505,32 @@ public final class KubernetesStore implements AllocationStore {
   }
 
   /**
-   * A delete with a UID precondition. fabric8 offers a resourceVersion precondition on delete but
-   * not a UID one, and the UID is what tells "the object this node created" from "an object of the
-   * same name made since". 404 (gone already) and 409 (the name is another object's now, not ours
-   * to delete) are success. Returns the API server's answer to a delete it carried out.
+   * A {@link PreconditionedDelete} paced by the node's write limiter. The UID is what tells "the
+   * object this node created" from "an object of the same name made since", so 404 (gone already)
+   * and 409 (the name is another object's now, not ours to delete) are success. Returns the API
+   * server's answer to a delete it carried out.
    */
-  private Optional<String> delete(String path, String uid, String what) {
-    DeleteOptions options = new DeleteOptions();
-    options.setPreconditions(new Preconditions(null, uid));
-    String url = client.getMasterUrl().toString().replaceAll("/$", "") + path;
-    HttpRequest request =
-        client
-            .getHttpClient()
-            .newHttpRequestBuilder()
-            .uri(url)
-            .delete("application/json", Serialization.asJson(options))
-            .build();
-    HttpResponse<String> response;
+  private Optional<String> delete(Supplier<PreconditionedDelete.Answer> request, String what) {
+    limiter.acquire();
+    PreconditionedDelete.Answer answer;
     try {
-      limiter.acquire();
-      response =
-          client
-              .getHttpClient()
-              .sendAsync(request, String.class)
-              .get(client.getConfiguration().getRequestTimeout(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted: cannot " + what, e);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new StoreUnavailableException("cannot reach the API server to " + what, e);
+      answer = request.get();
+    } catch (KubernetesClientException e) {
+      int code = e.getCode();
+      if (e.getCause() instanceof InterruptedException) {
+        throw new StoreUnavailableException("interrupted: cannot " + what, e);
+      }
+      if (code < 100) {
+        throw new StoreUnavailableException("cannot reach the API server to " + what, e.getCause());
+      }
+      if (code == 429 || code >= 500) {
+        throw new StoreUnavailableException(what + ": HTTP " + code, null);
+      }
+      throw new IllegalStateException(e.getMessage(), e);
     }
-    int code = response.code();
-    if (code / 100 == 2) {
-      return Optional.ofNullable(response.body());
-    }
-    if (code == 404 || code == 409) {
-      return Optional.empty();
-    }
-    if (code == 429 || code >= 500) {
-      throw new StoreUnavailableException(what + ": HTTP " + code, null);
-    }
-    throw new IllegalStateException(what + ": HTTP " + code + " " + response.body());
+    return answer.outcome() == PreconditionedDelete.Outcome.DELETED
+        ? Optional.ofNullable(answer.body())
+        : Optional.empty();
   }
 
   private static String encode(String s) {

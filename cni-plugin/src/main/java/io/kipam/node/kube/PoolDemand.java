@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.DemandAnnotation;
+import io.kipam.runtime.client.TokenBucket;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,11 +41,11 @@ public final class PoolDemand {
   private final KubernetesClient client;
   private final String node;
   private final Clock clock;
-  private final WriteRateLimiter limiter;
+  private final TokenBucket limiter;
   private final Map<String, Instant> shortOf = new TreeMap<>();
   private Instant lastWrite = Instant.EPOCH;
 
-  public PoolDemand(KubernetesClient client, String node, Clock clock, WriteRateLimiter limiter) {
+  public PoolDemand(KubernetesClient client, String node, Clock clock, TokenBucket limiter) {
     this.client = client;
     this.node = node;
     this.clock = clock;

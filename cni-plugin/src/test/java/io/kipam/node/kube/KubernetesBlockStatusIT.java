@@ -15,6 +15,7 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 import io.kipam.node.alloc.BlockStatusStore.ReleaseAnswer;
+import io.kipam.runtime.client.TokenBucket;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -36,7 +37,7 @@ class KubernetesBlockStatusIT {
 
   KubernetesBlockStatusIT(KubernetesClient client) {
     this.client = client;
-    this.status = new KubernetesBlockStatus(client, new WriteRateLimiter(50, 100));
+    this.status = new KubernetesBlockStatus(client, new TokenBucket(50, 100));
   }
 
   @BeforeAll

@@ -4,7 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AttachmentFinalizer;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;

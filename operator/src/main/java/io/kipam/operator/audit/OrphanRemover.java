@@ -7,7 +7,7 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AttachmentFinalizer;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
@@ -130,7 +130,8 @@ final class OrphanRemover {
             + fresh.getSpec().getPool()
             + ")";
     if (removal.delete()) {
-      PreconditionedDelete.Outcome outcome = delete.address(key.namespace(), key.name(), key.uid());
+      PreconditionedDelete.Outcome outcome =
+          delete.address(key.namespace(), key.name(), key.uid()).outcome();
       if (outcome != PreconditionedDelete.Outcome.DELETED) {
         return Optional.empty();
       }

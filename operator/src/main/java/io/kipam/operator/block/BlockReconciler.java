@@ -24,7 +24,7 @@ import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -2,7 +2,6 @@ package io.kipam.operator.block;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.kipam.api.Checkpoint;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.BlockShare;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -12,7 +11,8 @@ import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.Checkpoint;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
@@ -166,7 +166,9 @@ final class BlockReleaser {
     }
     Checkpoint.reach("operator-reread", pool);
     PreconditionedDelete.Outcome outcome =
-        delete.block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion());
+        delete
+            .block(name, fresh.getMetadata().getUid(), fresh.getMetadata().getResourceVersion())
+            .outcome();
     if (outcome != PreconditionedDelete.Outcome.DELETED) {
       return Outcome.CHANGED;
     }

@@ -6,7 +6,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -69,7 +69,7 @@ final class PoolDeletion {
         continue;
       }
       PreconditionedDelete.Outcome outcome =
-          delete.block(block.getMetadata().getName(), block.getMetadata().getUid(), null);
+          delete.block(block.getMetadata().getName(), block.getMetadata().getUid(), null).outcome();
       if (outcome == PreconditionedDelete.Outcome.DELETED) {
         log.info(
             "deleting IPBlock {} of IPPool {}, which is being deleted and has no IPAddress left",

@@ -29,7 +29,7 @@ import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.PreconditionedDelete;
+import io.kipam.runtime.client.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;
 import java.time.Duration;

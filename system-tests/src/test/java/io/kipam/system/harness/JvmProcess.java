@@ -2,7 +2,7 @@ package io.kipam.system.harness;
 
 import static org.awaitility.Awaitility.await;
 
-import io.kipam.api.Checkpoint;
+import io.kipam.runtime.Checkpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -70,7 +70,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   /**
    * At its next start the program holds at {@code step} of the release handshake: the thread that
    * reaches it parks for good and says so in {@link #holdFile} (see {@code
-   * io.kipam.api.Checkpoint}).
+   * io.kipam.runtime.Checkpoint}).
    */
   public T holdAt(String step) {
     withEnv(Checkpoint.HOLD_AT, step);

@@ -12,10 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * While a test drives its pods, SIGKILLs every kipam process it finds held at its {@link
- * io.kipam.api.Checkpoint} step and starts it again without a hold, as a Deployment or DaemonSet
- * would: the operator at {@code operatorStep}, each node's daemon at {@code daemonStep}. Daemons
- * are started again in parallel, each on a thread of its own. {@link #close} stops looking and
- * waits for the restarts under way.
+ * io.kipam.runtime.Checkpoint} step and starts it again without a hold, as a Deployment or
+ * DaemonSet would: the operator at {@code operatorStep}, each node's daemon at {@code daemonStep}.
+ * Daemons are started again in parallel, each on a thread of its own. {@link #close} stops looking
+ * and waits for the restarts under way.
  */
 public final class RestartHeld implements AutoCloseable {
 

@@ -1,4 +1,4 @@
-package io.kipam.api;
+package io.kipam.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.kipam.api;
+package io.kipam.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  * Event not yet), {@code daemon-subclaimed} (the holder made a sub-claim of one of its addresses,
  * the mode not yet written). Of a block going back: {@code daemon-giving-back} (the block is
  * retired on its node, for a host-prefix block after its address rested, and not yet deleted).
+ *
+ * <p>It lives with the other code both processes run with, not in {@code api}: it reads the
+ * environment and parks threads, which the resource types and address math have no business doing.
  */
 public final class Checkpoint {
 

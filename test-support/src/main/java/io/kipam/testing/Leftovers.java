@@ -79,12 +79,7 @@ public final class Leftovers {
             : resources.list().getItems();
     int removed = 0;
     for (GenericKubernetesResource item : items) {
-      Resource<GenericKubernetesResource> resource =
-          kind.isNamespaceScoped()
-              ? resources
-                  .inNamespace(item.getMetadata().getNamespace())
-                  .withName(item.getMetadata().getName())
-              : resources.withName(item.getMetadata().getName());
+      Resource<GenericKubernetesResource> resource = resources.resource(item);
       removed +=
           ignoringGone(
               () -> {

@@ -31,8 +31,6 @@ import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import io.kipam.runtime.client.PreconditionedDelete;
 import io.kipam.runtime.client.TokenBucket;
 import java.net.ConnectException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -477,15 +475,6 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
-  private static String addressPath(Lease lease) {
-    return "/apis/"
-        + ApiConstants.API_VERSION
-        + "/namespaces/"
-        + encode(lease.pod().namespace())
-        + "/ipaddresses/"
-        + encode(lease.name());
-  }
-
   private static String what(Lease lease) {
     return "IPAddress " + lease.pod().namespace() + "/" + lease.name();
   }
@@ -531,10 +520,6 @@ public final class KubernetesStore implements AllocationStore {
     return answer.outcome() == PreconditionedDelete.Outcome.DELETED
         ? Optional.ofNullable(answer.body())
         : Optional.empty();
-  }
-
-  private static String encode(String s) {
-    return URLEncoder.encode(s, StandardCharsets.UTF_8);
   }
 
   /**

@@ -154,15 +154,16 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
    */
   private List<String> classDataSharing(String classpath) throws IOException {
     Path archive = archiveFor(classpath);
+    String option;
     if (Files.exists(archive)) {
-      return List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
-    }
-    if (!DUMPING.add(archive)) {
+      option = "-XX:SharedArchiveFile=" + archive;
+    } else if (DUMPING.add(archive)) {
+      dumping = archive;
+      option = "-XX:ArchiveClassesAtExit=" + partial(archive);
+    } else {
       return List.of(); // another start of this JVM writes it
     }
-    dumping = archive;
-    return List.of(
-        "-XX:ArchiveClassesAtExit=" + partial(archive), "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+    return List.of(option, "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
   }
 
   private static Path archiveFor(String classpath) throws IOException {
@@ -188,12 +189,10 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
 
   /** Puts the archive this process wrote at exit where later starts find it. */
   private void keepArchive() {
-    if (dumping == null) {
+    Path archive = forgetDump();
+    if (archive == null) {
       return;
     }
-    Path archive = dumping;
-    dumping = null;
-    DUMPING.remove(archive);
     try {
       if (Files.exists(partial(archive)) && Files.size(partial(archive)) > 0) {
         Files.move(partial(archive), archive, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
@@ -201,6 +200,16 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     } catch (IOException e) {
       // no archive this time: a later start writes one
     }
+  }
+
+  /** This process writes no archive any more; the one it was to write, or null. */
+  private Path forgetDump() {
+    Path archive = dumping;
+    if (archive != null) {
+      DUMPING.remove(archive);
+      dumping = null;
+    }
+    return archive;
   }
 
   public boolean alive() {
@@ -234,10 +243,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   /** SIGKILL: no shutdown hook runs, exactly like a node or a pod losing the process. */
   public void kill() throws InterruptedException {
     process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-    if (dumping != null) {
-      DUMPING.remove(dumping);
-      dumping = null;
-    }
+    forgetDump();
   }
 
   @Override

@@ -48,6 +48,7 @@ class ImageTarballTest {
     assertThat(strings(operator.config().at("/config/Entrypoint")))
         .containsExactly(
             "/opt/java/bin/java",
+            "-XX:TieredStopAtLevel=1",
             "-cp",
             "@/app/jib-classpath-file",
             "io.kipam.operator.KipamOperator");

@@ -46,6 +46,21 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   /** The environment the program gets before the caller's overrides. */
   public abstract Map<String, String> environment();
 
+  /**
+   * Options a maintainer adds to every kipam program a test starts, from the system property {@code
+   * kipam.test.jvmOptions} (space-separated; {@code {name}} becomes the log file's name), e.g. a
+   * flight recording per process: {@code
+   * -Dkipam.test.jvmOptions=-XX:StartFlightRecording=filename=target/{name}.jfr}.
+   */
+  private List<String> extraOptions() {
+    String options = System.getProperty("kipam.test.jvmOptions", "").trim();
+    if (options.isEmpty()) {
+      return List.of();
+    }
+    String name = log.getFileName().toString() + "-" + System.nanoTime();
+    return List.of(options.replace("{name}", name).split("\\s+"));
+  }
+
   /** JVM options beyond the heap size, as the component's image runs it. */
   public List<String> jvmOptions() {
     return List.of();
@@ -124,6 +139,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       // below what it takes for a server-class machine; here it would pick G1 and its threads.
       command.add("-XX:+UseSerialGC");
       command.addAll(jvmOptions());
+      command.addAll(extraOptions());
       String classpath = classpath();
       dumping = null;
       command.addAll(classDataSharing(classpath));

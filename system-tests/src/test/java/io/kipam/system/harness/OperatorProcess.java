@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -47,6 +48,12 @@ public final class OperatorProcess extends JvmProcess<OperatorProcess> {
   @Override
   public String classpath() throws IOException {
     return Files.readString(Path.of("target", "operator.classpath")).trim();
+  }
+
+  /** The client compiler only, as the operator's image runs it (images/operator/pom.xml). */
+  @Override
+  public List<String> jvmOptions() {
+    return List.of("-XX:TieredStopAtLevel=1");
   }
 
   @Override

@@ -63,14 +63,16 @@ public final class Audit implements Runnable {
     duplicates.report(found, facts);
     double seconds = (System.nanoTime() - start) / 1e9;
     metrics.audited(seconds);
+    metrics.auditRestarted(scan.restarts());
     log.info(
         "audit read {} IPAddresses in {} s: {} orphaned, {} removed, {} terminating kept by their"
-            + " node, {} addresses held twice",
+            + " node, {} addresses held twice; {} restarts after an expired continue token",
         scanned,
         String.format("%.1f", seconds),
         orphans.orphans(),
         orphans.removed(),
         orphans.keptByNodes(),
-        found.size());
+        found.size(),
+        scan.restarts());
   }
 }

@@ -38,6 +38,17 @@ public final class Duplicates {
     }
   }
 
+  /** Forgets what the first pass saw, for a pass that starts again. */
+  public void forgetSeen() {
+    seen.clear();
+    duplicated.clear();
+  }
+
+  /** Forgets the holders the second pass gathered, for a pass that starts again. */
+  public void forgetHolders() {
+    holders.clear();
+  }
+
   /** Whether the first pass found any address held more than once. */
   public boolean found() {
     return !duplicated.isEmpty();

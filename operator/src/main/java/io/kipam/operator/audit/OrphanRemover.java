@@ -77,7 +77,9 @@ final class OrphanRemover {
       return false;
     }
     AddressObject key = AddressObject.of(address);
-    orphans.add(key);
+    if (!orphans.add(key)) {
+      return false; // seen in this audit already, by a pass that started again: one sighting
+    }
     if (!sightings.seen(key, verdict.get().reason(), now)) {
       return false;
     }

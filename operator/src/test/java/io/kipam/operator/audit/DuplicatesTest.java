@@ -68,4 +68,28 @@ class DuplicatesTest {
     assertThat(d.found()).isTrue();
     assertThat(d.result()).isEmpty();
   }
+
+  @Test
+  void aFirstPassStartedAgainCountsWhatItReadsAgainOnce() {
+    Duplicates d = new Duplicates();
+    d.see("", "10.0.0.1");
+    d.see("", "10.0.0.2");
+    d.forgetSeen(); // the continue token expired: the pass reads from its first page again
+    d.see("", "10.0.0.1");
+    d.see("", "10.0.0.2");
+
+    assertThat(d.found()).isFalse();
+  }
+
+  @Test
+  void aSecondPassStartedAgainGathersEachHolderOnce() {
+    Duplicates d =
+        twoPasses(new Held("", "10.0.0.1", "a", "p"), new Held("", "10.0.0.1", "b", "p"));
+    d.forgetHolders();
+    d.collect("", "10.0.0.1", holder("a", "p"));
+    d.collect("", "10.0.0.1", holder("b", "p"));
+
+    assertThat(d.result().get(new Slot("", "10.0.0.1")))
+        .containsExactly(holder("a", "p"), holder("b", "p"));
+  }
 }

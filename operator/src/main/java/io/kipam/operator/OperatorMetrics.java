@@ -34,8 +34,9 @@ import java.util.function.Supplier;
  *   <li>{@code kipam_audit_duration_seconds}: how long one audit of the IPAddresses took
  *       (histogram); {@code kipam_audit_objects_scanned_total}: IPAddresses it read; {@code
  *       kipam_audit_restarts_total}: passes that started again after an expired continue token;
- *       {@code kipam_audit_orphans_removed_total{reason}}: orphans it deleted, by reason ({@code
- *       pod}, {@code block}, {@code node}); {@code kipam_audit_attachments_ended_total}: finalizers
+ *       {@code kipam_audit_orphans_seen_total}: orphan candidates seen, summed over audits; {@code
+ *       kipam_audit_orphans_removed_total{reason}}: orphans it deleted, by reason ({@code pod},
+ *       {@code block}, {@code node}); {@code kipam_audit_attachments_ended_total}: finalizers
  *       {@code kipam.io/attachment} it removed from IPAddresses whose Node is gone; {@code
  *       kipam_audit_duplicates}: addresses the latest audit found held by more than one IPAddress.
  * </ul>
@@ -113,6 +114,13 @@ public final class OperatorMetrics implements Metrics {
       Counter.builder()
           .name("kipam_audit_restarts_total")
           .help("Passes of the audit that started again after an expired continue token (410)")
+          .register(registry);
+  private final Counter orphansSeen =
+      Counter.builder()
+          .name("kipam_audit_orphans_seen_total")
+          .help(
+              "Orphan candidates the audits saw, summed over audits (one seen by two audits counts"
+                  + " twice)")
           .register(registry);
   private final Counter orphansRemoved =
       Counter.builder()
@@ -223,6 +231,10 @@ public final class OperatorMetrics implements Metrics {
 
   public void auditRestarted(int times) {
     auditRestarts.inc(times);
+  }
+
+  public void orphansSeen(int candidates) {
+    orphansSeen.inc(candidates);
   }
 
   public void orphanRemoved(String reason) {

@@ -12,7 +12,6 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,8 +21,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,9 +37,6 @@ class AuditChurnIT {
   private static final int NAMESPACES = 5;
   private static final int ALLOCATIONS = 2000;
   private static final int LIVE_PER_NODE = 20;
-  private static final Pattern AUDIT =
-      Pattern.compile(
-          "audit read (\\d+) IPAddresses in [0-9.]+ s: (\\d+) orphaned, (\\d+) removed");
 
   @Test
   void noLiveAddressIsRemovedOverTwoThousandAllocations() throws Exception {
@@ -52,12 +46,15 @@ class AuditChurnIT {
       KubernetesClient client = controlPlane.client();
       KipamCrds.install(client);
       OperatorProcess operator =
-          processes.leadingOperator(
-              Map.of(
-                  "KIPAM_AUDIT_SECONDS", "2",
-                  "KIPAM_ORPHAN_GRACE_SECONDS", "3",
-                  "KIPAM_AUDIT_PAGE_SIZE", "50"),
-              Duration.ofSeconds(60));
+          processes
+              .operator()
+              .withMetricsPort()
+              .startLeading(
+                  Map.of(
+                      "KIPAM_AUDIT_SECONDS", "2",
+                      "KIPAM_ORPHAN_GRACE_SECONDS", "3",
+                      "KIPAM_AUDIT_PAGE_SIZE", "50"),
+                  Duration.ofSeconds(60));
       String pool = Cluster.readiedPool(client, "churn", Cluster.spec("10.215.0.0/22", 27, 0));
       List<NodeRig> rigs = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
@@ -101,15 +98,9 @@ class AuditChurnIT {
             .filter(e -> "OrphanRemoved".equals(e.getReason()))
             .forEach(removals::add);
       }
-      int audits = 0;
-      int scanned = 0;
-      int candidates = 0;
-      Matcher m = AUDIT.matcher(Files.readString(operator.log));
-      while (m.find()) {
-        audits++;
-        scanned += Integer.parseInt(m.group(1));
-        candidates += Integer.parseInt(m.group(2));
-      }
+      long audits = (long) operator.metric("kipam_audit_duration_seconds_count");
+      long scanned = (long) operator.metric("kipam_audit_objects_scanned_total");
+      long candidates = (long) operator.metric("kipam_audit_orphans_seen_total");
       System.out.printf(
           "audit churn: %d allocations on %d nodes in %d namespaces in %.1f s; %d audits read %d"
               + " IPAddresses, saw %d orphan candidates, removed %d%n",

@@ -1,19 +1,20 @@
 package io.kipam.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
+import io.kipam.system.harness.DaemonProcess.NodeLockState;
 import io.kipam.system.harness.Installer;
 import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -49,13 +50,21 @@ class NodeLockIT {
       CniCall.Outcome before = CniCall.run(kipam, add, config);
       assertThat(before.ok()).as(before.stdout()).isTrue();
 
+      assertThat(first.nodeLock()).isEqualTo(NodeLockState.HELD);
       second.start();
-      second.awaitLogged("waiting for it to exit", Duration.ofSeconds(60));
-      assertThat(Files.readString(second.log)).doesNotContain("serving CNI calls");
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .alias("the second daemon blocks on the node lock; its log: " + second.log)
+          .until(() -> second.nodeLock() == NodeLockState.WAITING);
+      CniCall.Outcome meanwhile = CniCall.run(kipam, add, config);
+      assertThat(meanwhile.stdout())
+          .as("the first daemon still serves, the same answer")
+          .isEqualTo(before.stdout());
+      assertThat(second.nodeLock()).as("still waiting").isEqualTo(NodeLockState.WAITING);
 
       first.kill();
       second.awaitReady(kipam, pool);
-      assertThat(Files.readString(second.log)).contains("holding the node lock");
+      assertThat(second.nodeLock()).isEqualTo(NodeLockState.HELD);
       CniCall.Outcome after = CniCall.run(kipam, add, config);
       assertThat(after.stdout())
           .as("the new daemon knows the allocation")

@@ -15,18 +15,11 @@ import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,7 +39,7 @@ class OperatorReplicasIT {
   private OperatorProcess replica(Path dir, String lease) throws IOException {
     return new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
         .withEnv("KIPAM_LEASE_NAME", lease)
-        .withEnv("KIPAM_METRICS_PORT", Integer.toString(freePort()))
+        .withMetricsPort()
         .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2");
   }
 
@@ -86,12 +79,12 @@ class OperatorReplicasIT {
       await()
           .atMost(WITHIN)
           .ignoreExceptions()
-          .untilAsserted(() -> assertThat(metric(standby, "kipam_operator_leader")).isZero());
-      assertThat(metric(standby, "kipam_operator_reconciles_total"))
+          .untilAsserted(() -> assertThat(standby.metric("kipam_operator_leader")).isZero());
+      assertThat(standby.metric("kipam_operator_reconciles_total"))
           .as("the standby reconciles nothing (log %s)", standby.log)
           .isZero();
 
-      assertThat(metric(first, "kipam_operator_reconciles_total"))
+      assertThat(first.metric("kipam_operator_reconciles_total"))
           .as("the leader reconciles")
           .isPositive();
 
@@ -103,8 +96,8 @@ class OperatorReplicasIT {
           .atMost(WITHIN)
           .alias("the new leader finishes the round (log " + second.log + ")")
           .until(() -> blocks.block(block) == null);
-      assertThat(metric(second, "kipam_operator_leader")).isOne();
-      assertThat(metric(second, "kipam_operator_reconciles_total")).isPositive();
+      assertThat(second.metric("kipam_operator_leader")).isOne();
+      assertThat(second.metric("kipam_operator_reconciles_total")).isPositive();
       assertThat(reasons(block))
           .as("one request, one release: nothing done twice")
           .containsOnlyOnce("ReleaseRequested", "Released");
@@ -131,31 +124,5 @@ class OperatorReplicasIT {
 
   private List<String> reasons(String name) {
     return events(name).stream().map(Event::getReason).toList();
-  }
-
-  /** The sum of every sample of {@code name} on the replica's {@code /metrics}. */
-  private static double metric(OperatorProcess replica, String name) throws Exception {
-    String body =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create(
-                            "http://127.0.0.1:" + replica.env("KIPAM_METRICS_PORT") + "/metrics"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString())
-            .body();
-    Matcher m =
-        Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(body);
-    double sum = 0;
-    while (m.find()) {
-      sum += Double.parseDouble(m.group(2));
-    }
-    return sum;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -64,6 +64,7 @@ public final class Audit implements Runnable {
     double seconds = (System.nanoTime() - start) / 1e9;
     metrics.audited(seconds);
     metrics.auditRestarted(scan.restarts());
+    metrics.orphansSeen(orphans.orphans());
     log.info(
         "audit read {} IPAddresses in {} s: {} orphaned, {} removed, {} terminating kept by their"
             + " node, {} addresses held twice; {} restarts after an expired continue token",

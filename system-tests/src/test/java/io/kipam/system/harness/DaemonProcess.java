@@ -89,4 +89,31 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
                     .as("kipam-node of %s ready; its log: %s", node, log)
                     .isTrue());
   }
+
+  /**
+   * This process's lock of the node lock file as the kernel reports it ({@code /proc/locks}):
+   * {@code HELD}, {@code WAITING} (blocked behind another process's lock) or {@code NONE}. Read
+   * from the kernel, not the daemon's log.
+   */
+  public NodeLockState nodeLock() throws IOException {
+    Path file = stateDir.resolve("kipam-node.lock");
+    if (!alive() || !Files.exists(file)) {
+      return NodeLockState.NONE;
+    }
+    String inode = ":" + Files.getAttribute(file, "unix:ino") + " ";
+    String pid = " " + pid() + " ";
+    for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
+      if (line.contains(inode) && line.contains(pid)) {
+        return line.contains("->") ? NodeLockState.WAITING : NodeLockState.HELD;
+      }
+    }
+    return NodeLockState.NONE;
+  }
+
+  /** See {@link #nodeLock}. */
+  public enum NodeLockState {
+    HELD,
+    WAITING,
+    NONE
+  }
 }

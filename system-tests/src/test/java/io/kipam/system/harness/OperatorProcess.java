@@ -8,12 +8,20 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.operator.KipamOperator;
 import io.kipam.testing.Fixtures;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * kipam-operator running as its own JVM, as its Deployment runs it, so node tests see pools and
@@ -73,6 +81,42 @@ public final class OperatorProcess extends JvmProcess<OperatorProcess> {
         Map.entry("KIPAM_LEASE_RENEW_DEADLINE_SECONDS", "3"),
         Map.entry("KIPAM_LEASE_RETRY_PERIOD_SECONDS", "1"),
         Map.entry("KIPAM_RECHECK_SECONDS", "1"));
+  }
+
+  /**
+   * At its next start the operator serves {@code /metrics} on a free loopback port (by default it
+   * picks one itself and tests cannot find it), for {@link #metric}.
+   */
+  public OperatorProcess withMetricsPort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return withEnv("KIPAM_METRICS_PORT", Integer.toString(socket.getLocalPort()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The sum of every sample of {@code name} (over all its labels) on the running operator's {@code
+   * /metrics}; needs {@link #withMetricsPort}.
+   */
+  public double metric(String name) throws IOException, InterruptedException {
+    String port = env("KIPAM_METRICS_PORT");
+    if ("0".equals(port)) {
+      throw new IllegalStateException("start the operator withMetricsPort() to read " + name);
+    }
+    String body =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(body);
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(2));
+    }
+    return sum;
   }
 
   /** The operator's identity at its next (or last) start: the Lease holder it writes. */

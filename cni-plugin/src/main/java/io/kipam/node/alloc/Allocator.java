@@ -115,6 +115,8 @@ public final class Allocator {
         claims.giveBackIfEmpty(block, e);
       }
       throw e;
+    } finally {
+      ledger.blocks().claimsSettled(claimedHere);
     }
   }
 

@@ -17,7 +17,8 @@ public record BlockUsage(BlockObject block, long allocated) {
   /**
    * The usage of each of {@code blocks}: how many addresses of {@code taken} each holds. An address
    * counts for the block that {@link NodeBlocks#containing contains} it (a sub-claim this node
-   * holds of it rather than the slot it lies in), and for no other.
+   * holds of it rather than the slot it lies in), and for no other. A block an ADD has just claimed
+   * and not yet reserved its address in is left out until that ADD is done.
    */
   static List<BlockUsage> of(NodeBlocks blocks, Set<AddressKey> taken) {
     Map<BlockRef, Long> counts = new HashMap<>();
@@ -29,7 +30,11 @@ public record BlockUsage(BlockObject block, long allocated) {
     }
     List<BlockUsage> usage = new ArrayList<>();
     for (NodeBlocks.Own own : blocks.all()) {
-      usage.add(new BlockUsage(own.object, counts.getOrDefault(own.ref(), 0L)));
+      long count = counts.getOrDefault(own.ref(), 0L);
+      if (own.claimInFlight && count == 0) {
+        continue; // its ADD has not reserved its address yet: 0 now would mislead
+      }
+      usage.add(new BlockUsage(own.object, count));
     }
     return usage;
   }

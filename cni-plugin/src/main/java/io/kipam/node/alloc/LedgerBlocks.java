@@ -68,7 +68,25 @@ public final class LedgerBlocks {
   /** This node's claim created the block {@code ref}. */
   public void blockClaimed(BlockRef ref) {
     synchronized (ledger) {
-      blocks.claimed(ref);
+      NodeBlocks.Own claimed = blocks.claimed(ref);
+      if (claimed != null) {
+        claimed.claimInFlight = true;
+      }
+    }
+  }
+
+  /**
+   * The ADD that claimed {@code refs} is done (its address created, or the claims given back):
+   * their counts are reported from now on (see {@link BlockUsage}).
+   */
+  public void claimsSettled(List<BlockRef> refs) {
+    synchronized (ledger) {
+      for (BlockRef ref : refs) {
+        NodeBlocks.Own own = blocks.get(ref);
+        if (own != null) {
+          own.claimInFlight = false;
+        }
+      }
     }
   }
 

@@ -36,6 +36,12 @@ final class NodeBlocks {
     /** A host-prefix block whose address went: it goes back once the address has rested. */
     boolean giveBack;
 
+    /**
+     * Claimed by an ADD that has not yet reserved its address in it: its count says 0 for a moment
+     * that means nothing, so it is not reported until that ADD is done.
+     */
+    boolean claimInFlight;
+
     /** The round whose Ready answer the block carries, and since when (this node's clock). */
     private String readyRound;
 

@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +35,24 @@ class LedgerBlocksTest {
     assertThat(blocks.unclaimedCount(POOL, 10)).isEqualTo(1);
     assertThat(blocks.unclaimedBlocks(POOL, new Random(1), 10))
         .containsExactly(Cidr.parse("10.0.0.8/29"));
+  }
+
+  @Test
+  void aBlockClaimedByAnAddInFlightIsNotReportedUntilThatAddIsDone() {
+    blocks.blockClaimed(FIRST);
+
+    // Between the claim and the reservation of its address the block would count 0, and
+    // kipam-operator would take a reported 0 for an empty block and ask for it.
+    assertThat(blocks.blockUsage()).noneMatch(u -> u.block().ref().equals(FIRST));
+
+    Ledger.Pick pick = ledger.reserveFree(POOL, new Random(1)).orElseThrow();
+    assertThat(pick.block()).isEqualTo(FIRST.cidr());
+    blocks.claimsSettled(List.of(FIRST));
+
+    assertThat(blocks.blockUsage())
+        .filteredOn(u -> u.block().ref().equals(FIRST))
+        .singleElement()
+        .satisfies(u -> assertThat(u.allocated()).isOne());
   }
 
   @Test

@@ -25,6 +25,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -121,15 +122,10 @@ class ExpiredContinueIT {
     int[] pagesRead = new int[3];
     Map<String, Integer> offered = new HashMap<>();
     AddressScan scan =
-        new AddressScan(
-            client,
-            ClusterFacts.forOneAudit(client),
-            PAGE,
-            items -> {
+        scanCompactingAfterPagesWhere(
+            () -> {
               int p = pass.get();
-              if ((p == 1 ? inFirst : inSecond).contains(++pagesRead[p])) {
-                compactAfterAWrite();
-              }
+              return (p == 1 ? inFirst : inSecond).contains(++pagesRead[p]);
             });
 
     int scanned =
@@ -167,19 +163,25 @@ class ExpiredContinueIT {
   void aTokenThatKeepsExpiringEndsTheScanWithTheApiServersAnswer() {
     AtomicInteger pagesRead = new AtomicInteger();
     AddressScan scan =
-        new AddressScan(
-            client,
-            ClusterFacts.forOneAudit(client),
-            PAGE,
-            items -> {
-              if (pagesRead.incrementAndGet() <= AddressScan.MAX_RESTARTS + 1) {
-                compactAfterAWrite();
-              }
-            });
+        scanCompactingAfterPagesWhere(
+            () -> pagesRead.incrementAndGet() <= AddressScan.MAX_RESTARTS + 1);
     assertThatThrownBy(() -> scan.firstPass(address -> false))
         .isInstanceOf(KubernetesClientException.class)
         .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(410));
     assertThat(scan.restarts()).isEqualTo(AddressScan.MAX_RESTARTS);
+  }
+
+  /** A scan of pages of {@link #PAGE} that expires its token after each page where {@code now}. */
+  private static AddressScan scanCompactingAfterPagesWhere(BooleanSupplier now) {
+    return new AddressScan(
+        client,
+        ClusterFacts.forOneAudit(client),
+        PAGE,
+        items -> {
+          if (now.getAsBoolean()) {
+            compactAfterAWrite();
+          }
+        });
   }
 
   @AfterAll

@@ -37,8 +37,8 @@ final class NodeBlocks {
     boolean giveBack;
 
     /**
-     * Claimed by an ADD that has not yet reserved its address in it: its count says 0 for a moment
-     * that means nothing, so it is not reported until that ADD is done.
+     * Claimed by an ADD that is not done yet: until that ADD has reserved its address in it, its
+     * count says 0 for a moment that means nothing, so a count of 0 is not reported meanwhile.
      */
     boolean claimInFlight;
 

@@ -28,8 +28,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BurstToServerTest {
 
-  private static final Duration IDLE_TIMEOUT = Duration.ofMillis(500);
-  private static final Duration DAEMON_WORK = Duration.ofMillis(1500);
+  /**
+   * Long enough that a caller starved of CPU between its connect and its write (100 callers, half
+   * of them forking an executable, on two cores) is not taken for an idle one; the daemon's work
+   * still outlasts it more than twice.
+   */
+  private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(2);
+
+  private static final Duration DAEMON_WORK = Duration.ofMillis(4500);
   private static final int CALLERS_EACH = 50;
   private static final String ANSWER = "{\"cniVersion\":\"1.1.0\",\"ips\":[]}";
 

@@ -9,6 +9,7 @@ import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.ReleaseResponder;
 import io.kipam.node.alloc.SlotConverter;
 import io.kipam.node.kube.AddressEvents;
+import io.kipam.node.kube.ApiTraffic;
 import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
@@ -88,9 +89,12 @@ public final class NodeDaemon implements AutoCloseable {
     ledger = new Ledger(settings.node(), clock);
     journal =
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
-    watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots());
+    PrometheusRegistry registry = new PrometheusRegistry();
+    ApiTraffic traffic = new ApiTraffic(registry);
+    watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots(), traffic);
     TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());
-    KubernetesStore store = new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid);
+    KubernetesStore store =
+        new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid, traffic);
     Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =
@@ -98,7 +102,6 @@ public final class NodeDaemon implements AutoCloseable {
     SlotConverter converter = new SlotConverter(ledger, store, blockStatus);
     BlockStatusReporter reporter =
         new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
-    PrometheusRegistry registry = new PrometheusRegistry();
     PoolDemand demand = new PoolDemand(client, settings.node(), clock, limiter);
     CniService service =
         new CniService(watch, ledger, allocator, this::ready, settings.gcGrace(), demand);
@@ -111,7 +114,12 @@ public final class NodeDaemon implements AutoCloseable {
     // and each address whose IPAddress was deleted is freed once its attachment is over.
     AttachmentKeeper keeper =
         new AttachmentKeeper(
-            watch, ledger, allocator, store, new AddressEvents(client, settings.node(), clock));
+            watch,
+            ledger,
+            allocator,
+            store,
+            new AddressEvents(client, settings.node(), clock),
+            clock);
     background.scheduleWithFixedDelay(
         () -> {
           guarded("settling uncertain writes", () -> allocator.settle(settings.settleAfter()));

@@ -2,6 +2,7 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -76,4 +77,18 @@ public interface AllocationStore {
 
   /** Reads the slot {@code slot} of {@code pool} afresh; empty when it does not exist. */
   Optional<SlotState> readSlot(String pool, Cidr slot);
+
+  /**
+   * An IPBlock as a listing shows it: its range, UID, holder ({@code spec.node}, null for a slot
+   * Shared from birth), parent slot's name (null unless a sub-claim), whether it is a Shared slot
+   * and whether it is being deleted.
+   */
+  record ListedBlock(
+      Cidr cidr, String uid, String node, String parent, boolean shared, boolean deleting) {}
+
+  /**
+   * Every IPBlock of {@code pool}, slots and sub-claims of every node, read straight from the API
+   * server page by page; with {@code parent} given, only the sub-claims under that slot.
+   */
+  List<ListedBlock> listBlocks(String pool, Cidr parent);
 }

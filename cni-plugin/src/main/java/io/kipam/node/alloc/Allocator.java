@@ -19,7 +19,10 @@ import org.slf4j.LoggerFactory;
  * until {@link #settle} reads what the API has. On 409 the address is left to whoever holds it and
  * the next attempt picks another. When the node's blocks are full a new block is claimed, at a
  * random candidate, moving on when another node won it; one claim per pool is in flight at a time
- * on this node, so concurrent ADDs never claim two blocks where one would do.
+ * on this node, so concurrent ADDs never claim two blocks where one would do. Only when what the
+ * node knows of other nodes' blocks leaves an ADD without an address is the pool listed afresh and
+ * the ADD tried again ({@link BlockClaims#relist}); a pool is refused as exhausted on a listing at
+ * most a few seconds old.
  *
  * <p>Blocks go back by being retired in the ledger first (checked empty and closed under its
  * monitor, so no concurrent ADD picks from them), then deleted with their UID as precondition: a
@@ -126,6 +129,7 @@ public final class Allocator {
     for (int round = 0; ownAttempts < ATTEMPTS && round < ATTEMPTS * 8; round++) {
       Optional<Ledger.Pick> pick = ledger.reserveFree(pool, random);
       if (pick.isEmpty()) {
+        long knownListing = claims.listingOf(pool);
         BlockClaims.Claim claim =
             claims.exclusive(pool)
                 ? claims.claim(pool, claimedHere, false)
@@ -138,6 +142,9 @@ public final class Allocator {
         }
         if (pick.isEmpty()) {
           if (claim == BlockClaims.Claim.NONE) {
+            if (claims.relist(pool, knownListing)) {
+              continue; // what other nodes hold was known less well than now: try again
+            }
             throw exhausted(
                 pool, "no unclaimed block is left, and no Shared slot has a free address");
           }

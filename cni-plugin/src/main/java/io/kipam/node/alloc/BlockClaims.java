@@ -3,6 +3,7 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +20,13 @@ import org.slf4j.LoggerFactory;
  * How the {@link Allocator} gets and gives back slots: claims a new slot of a pool (Exclusive for
  * this node, or Shared from birth), one claim per pool in flight at a time on this node; sub-claims
  * a free address of a Shared slot; and deletes blocks the ledger has retired. Its only state is the
- * claims in flight; everything else is in the {@link Ledger} and the store.
+ * claims in flight and when each pool was last listed; everything else is in the {@link Ledger} and
+ * the store.
+ *
+ * <p>A node watches no other node's blocks (design §6): what it knows of them comes from the 409s
+ * of its own claims and from a paged LIST of the pool's blocks, made only when what it knows leaves
+ * an ADD without an address ({@link #relist}), at most once per {@link #RELIST_AFTER} per pool. A
+ * node whose own blocks have room never lists.
  */
 final class BlockClaims {
 
@@ -32,6 +39,18 @@ final class BlockClaims {
   private final AllocationStore store;
   private final Random random;
   private final Map<String, CompletableFuture<Void>> claims = new ConcurrentHashMap<>();
+  private final Map<String, Listed> listings = new ConcurrentHashMap<>();
+  private final Map<String, Object> listingLocks = new ConcurrentHashMap<>();
+
+  /**
+   * How fresh a listing of a pool must be for an ADD to give up on it: older, it is listed again
+   * first. Bounds the LISTs of a pool that is short to one per node every few seconds, and how long
+   * a node may miss an address another node gave back.
+   */
+  static final Duration RELIST_AFTER = Duration.ofSeconds(3);
+
+  /** When a pool was last listed (ledger time), and the number of that listing. */
+  private record Listed(Instant at, long number) {}
 
   BlockClaims(Ledger ledger, AllocationStore store, Random random) {
     this.ledger = ledger;
@@ -49,6 +68,37 @@ final class BlockClaims {
     NONE
   }
 
+  /** The number of the latest listing of {@code pool}: 0 before the first. */
+  long listingOf(PoolView pool) {
+    Listed listed = listings.get(pool.name());
+    return listed == null ? 0 : listed.number();
+  }
+
+  /**
+   * Lists every block of {@code pool} afresh, unless a listing newer than {@code knownListing}
+   * exists (another ADD made one meanwhile) or the latest is younger than {@link #RELIST_AFTER}.
+   * Returns whether the pool's record is now newer than {@code knownListing}: then an ADD that
+   * found no address with the older record tries again.
+   */
+  boolean relist(PoolView pool, long knownListing) {
+    synchronized (listingLocks.computeIfAbsent(pool.name(), k -> new Object())) {
+      Listed latest = listings.get(pool.name());
+      if (latest != null && latest.number() > knownListing) {
+        return true;
+      }
+      if (latest != null && latest.at().plus(RELIST_AFTER).isAfter(ledger.now())) {
+        return false;
+      }
+      Instant at = ledger.now();
+      LedgerBlocks.Listing before = ledger.blocks().listingStarts(pool.name());
+      List<AllocationStore.ListedBlock> listed = store.listBlocks(pool.name(), null);
+      ledger.blocks().listed(before, listed);
+      listings.put(pool.name(), new Listed(at, latest == null ? 1 : latest.number() + 1));
+      log.info("listed the {} blocks of pool {}", listed.size(), pool.name());
+      return true;
+    }
+  }
+
   /**
    * Whether a new slot of {@code pool} is claimed Exclusive: while the pool's unclaimed slots are
    * at least as many as the Nodes that may use it. With fewer, a node takes a free address of a
@@ -59,6 +109,8 @@ final class BlockClaims {
     if (pool.nodes() == null) {
       return true;
     }
+    // The rule counts unclaimed slots, which only a listing tells.
+    relist(pool, listingOf(pool));
     int nodes = Math.max(pool.nodes(), 1);
     return ledger.blocks().unclaimedCount(pool, nodes) >= nodes;
   }
@@ -127,6 +179,11 @@ final class BlockClaims {
         ledger.blocks().blockClaimed(claimed);
         claimedHere.add(claimed);
         log.info("claimed block {} of pool {} for node {}", block, pool.name(), ledger.node());
+        if (!claimed.hostPrefix()) {
+          // A sub-claim under a slot its holder sees Exclusive is a fault, but a taken address all
+          // the same: the holder must know of it before it hands out anything of the slot.
+          ledger.blocks().subClaimsListed(pool.name(), store.listBlocks(pool.name(), block));
+        }
         return Claim.CLAIMED;
       }
       ledger.blocks().blockTaken(pool.name(), block);

@@ -98,7 +98,7 @@ public final class LedgerBlocks {
     }
   }
 
-  /** A slot of {@code pool} from the pool's block watch: {@link SharedSlots#slotSeen}. */
+  /** A slot of {@code pool} any node holds (or none): {@link SharedSlots#slotSeen}. */
   public void slotSeen(String pool, Cidr slot, String uid, boolean sharedSlot, boolean deleting) {
     synchronized (ledger) {
       blocks.take(pool, slot);
@@ -106,11 +106,76 @@ public final class LedgerBlocks {
     }
   }
 
-  /** A sub-claim of {@code host} from the pool's block watch: {@link SharedSlots#subClaimSeen}. */
+  /** A sub-claim of {@code host}, any node's: {@link SharedSlots#subClaimSeen}. */
   public void subClaimSeen(String pool, Cidr host, String uid, String parent) {
     synchronized (ledger) {
       blocks.take(pool, host);
       shared.subClaimSeen(new AddressKey(pool, host.network()), uid, parent);
+    }
+  }
+
+  /**
+   * What this node knew of the other blocks of {@code pool} as a listing of it began: a listing
+   * forgets only what was known before it started, never what a claim taught meanwhile.
+   */
+  public Listing listingStarts(String pool) {
+    synchronized (ledger) {
+      return new Listing(
+          pool, blocks.takenOf(pool), shared.slotsOf(pool), shared.subClaimsOf(pool));
+    }
+  }
+
+  /** The other blocks of a pool known when a listing began: see {@link #listingStarts}. */
+  public record Listing(String pool, Set<Cidr> taken, Set<Cidr> slots, Set<AddressKey> subClaims) {}
+
+  /**
+   * A fresh listing of every block of the pool: each listed block is taken (and each slot and
+   * sub-claim recorded as the pool's block watch once recorded it); what was known when the listing
+   * began and the listing no longer shows is gone, so claims may try it again.
+   */
+  public void listed(Listing before, List<AllocationStore.ListedBlock> listed) {
+    synchronized (ledger) {
+      Set<Cidr> seen = new HashSet<>();
+      for (AllocationStore.ListedBlock block : listed) {
+        seen.add(block.cidr());
+        record(before.pool(), block);
+      }
+      for (Cidr block : before.taken()) {
+        if (!seen.contains(block)) {
+          blocks.untake(before.pool(), block);
+        }
+      }
+      for (Cidr slot : before.slots()) {
+        if (!seen.contains(slot)) {
+          shared.forgetSlot(before.pool(), slot);
+        }
+      }
+      for (AddressKey address : before.subClaims()) {
+        if (!seen.contains(Cidr.of(address.ip(), address.ip().family().bits()))) {
+          shared.forgetSubClaim(address);
+        }
+      }
+    }
+  }
+
+  /**
+   * Sub-claims listed under a slot this node has just claimed Exclusive: each is a taken address
+   * the node never hands out from memory (hole 1 of the shared-slots design).
+   */
+  public void subClaimsListed(String pool, List<AllocationStore.ListedBlock> listed) {
+    synchronized (ledger) {
+      listed.forEach(block -> record(pool, block));
+    }
+  }
+
+  private void record(String pool, AllocationStore.ListedBlock block) {
+    blocks.take(pool, block.cidr());
+    if (block.parent() != null) {
+      shared.subClaimSeen(
+          new AddressKey(pool, block.cidr().network()), block.uid(), block.parent());
+    } else {
+      shared.slotSeen(
+          pool, new SharedSlots.Slot(block.cidr(), block.uid(), block.shared(), block.deleting()));
     }
   }
 

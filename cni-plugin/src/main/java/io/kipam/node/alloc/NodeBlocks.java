@@ -101,6 +101,22 @@ final class NodeBlocks {
     return taken.getOrDefault(pool, Set.of()).contains(block) || get(pool, block) != null;
   }
 
+  /** The blocks of {@code pool} recorded as taken (a copy). */
+  Set<Cidr> takenOf(String pool) {
+    return new HashSet<>(taken.getOrDefault(pool, Set.of()));
+  }
+
+  /**
+   * A fresh listing of the pool no longer shows {@code block}: another node gave it back, so claims
+   * may try it again. This node's own blocks are told gone by its own block watch alone.
+   */
+  void untake(String pool, Cidr block) {
+    Set<Cidr> held = taken.get(pool);
+    if (held != null && get(pool, block) == null) {
+      held.remove(block);
+    }
+  }
+
   /**
    * This node's claim created {@code ref}; a record the watch made of it already stays. Returns
    * null when the block is gone already.

@@ -3,16 +3,20 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * What a node knows of the slots of its pools and of their sub-claims, from the pools' block
- * watches: which slots are Shared (and not being deleted), and which addresses a sub-claim holds,
- * whoever's and under whatever parent. An address with a sub-claim is taken for every node: the
- * holder of an Exclusive parent never hands it out from memory, and no node claims it again (holes
- * 1 and 5 of the shared-slots design). Not thread-safe; the ledger calls it under its monitor.
+ * What a node knows of the slots of its pools and of their sub-claims, from the latest listing of
+ * each pool, the node's own block watch and the answers to its claims (design §6: a node watches no
+ * other node's blocks): which slots are Shared (and not being deleted), and which addresses a
+ * sub-claim holds, whoever's and under whatever parent. An address with a sub-claim is taken for
+ * every node: the holder of an Exclusive parent never hands it out from memory, and no node claims
+ * it again (holes 1 and 5 of the shared-slots design). Not thread-safe; the ledger calls it under
+ * its monitor.
  */
 final class SharedSlots {
 
@@ -98,5 +102,34 @@ final class SharedSlots {
     if (known != null) {
       ofPool.put(slot, new Slot(slot, known.uid(), known.shared(), true));
     }
+  }
+
+  /** The slots of {@code pool} this node knows of (a copy). */
+  Set<Cidr> slotsOf(String pool) {
+    return new HashSet<>(slots.getOrDefault(pool, Map.of()).keySet());
+  }
+
+  /** The addresses of {@code pool} this node knows to be sub-claimed (a copy). */
+  Set<AddressKey> subClaimsOf(String pool) {
+    Set<AddressKey> of = new HashSet<>();
+    for (AddressKey address : subClaims.keySet()) {
+      if (address.pool().equals(pool)) {
+        of.add(address);
+      }
+    }
+    return of;
+  }
+
+  /** A fresh listing of the pool no longer shows the slot {@code slot}: it is forgotten. */
+  void forgetSlot(String pool, Cidr slot) {
+    Map<Cidr, Slot> ofPool = slots.get(pool);
+    if (ofPool != null) {
+      ofPool.remove(slot);
+    }
+  }
+
+  /** A fresh listing of the pool no longer shows the sub-claim of {@code address}: forgotten. */
+  void forgetSubClaim(AddressKey address) {
+    subClaims.remove(address);
   }
 }

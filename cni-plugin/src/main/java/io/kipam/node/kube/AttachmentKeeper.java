@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  *       fresh read) or has finished; the address then rests for the pool's reuse delay;
  *   <li>releases the address of a pod that has finished without a DEL (graceful node shutdown, a
  *       missed DEL);
+ *   <li>releases the address of a pod the pod watch has not shown for {@link #ORPHAN_GRACE} when a
+ *       fresh read finds it gone (the node's own orphan audit; one read per object per grace);
  *   <li>leaves a deleted object whose pod still lives Terminating, with one Event saying why;
  *   <li>gives an object from before the finalizer existed the finalizer and, for a static pod, its
  *       Node as holder (upgrade).
@@ -38,6 +40,12 @@ public final class AttachmentKeeper {
 
   private static final Logger log = LoggerFactory.getLogger(AttachmentKeeper.class);
 
+  /**
+   * How old an IPAddress must be, and how long apart the fresh reads of its pod, before an address
+   * whose pod the node's pod watch does not show is released: the watch may lag behind an ADD.
+   */
+  public static final java.time.Duration ORPHAN_GRACE = java.time.Duration.ofSeconds(60);
+
   /** Objects told about in an Event, so each is told once; bounded. */
   private static final int REMEMBERED = 4096;
 
@@ -46,6 +54,14 @@ public final class AttachmentKeeper {
   private final Allocator allocator;
   private final KubernetesStore store;
   private final AddressEvents events;
+  private final Map<String, java.time.Instant> orphanReads =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, java.time.Instant> eldest) {
+          return size() > REMEMBERED;
+        }
+      };
+  private final java.time.Clock clock;
   private final Set<String> told =
       Collections.newSetFromMap(
           new LinkedHashMap<>() {
@@ -60,7 +76,9 @@ public final class AttachmentKeeper {
       Ledger ledger,
       Allocator allocator,
       KubernetesStore store,
-      AddressEvents events) {
+      AddressEvents events,
+      java.time.Clock clock) {
+    this.clock = clock;
     this.watch = watch;
     this.ledger = ledger;
     this.allocator = allocator;
@@ -103,7 +121,8 @@ public final class AttachmentKeeper {
             AddressLifecycle.deleting(object),
             AddressLifecycle.attached(object),
             nodeHeld,
-            state(pod, lease));
+            state(pod, lease),
+            settled(object));
     Action action = AttachmentRules.decide(facts);
     switch (action) {
       case NOTHING -> {}
@@ -118,6 +137,26 @@ public final class AttachmentKeeper {
         allocator.releaseFinished(lease);
       }
       case END -> allocator.endAttachment(lease);
+      case RELEASE_IF_POD_GONE -> {
+        if (orphanReads.containsKey(object.getMetadata().getUid())) {
+          return; // read within the grace already
+        }
+        Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
+        orphanReads.put(object.getMetadata().getUid(), clock.instant());
+        if (state(fresh.orElse(null), lease) == PodState.ABSENT) {
+          String why =
+              "its pod "
+                  + lease.pod().namespace()
+                  + "/"
+                  + lease.pod().name()
+                  + " (uid "
+                  + lease.pod().uid()
+                  + ") does not exist";
+          log.info("released orphaned IPAddress {} ({}): {}", lease.name(), lease.ip(), why);
+          events.record(object, "OrphanReleased", "released: " + why);
+          allocator.releaseFinished(lease);
+        }
+      }
       case END_IF_POD_GONE -> {
         Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
         PodState now = state(fresh.orElse(null), lease);
@@ -129,6 +168,14 @@ public final class AttachmentKeeper {
       }
       case KEEP -> tell(object, lease, facts.pod(), nodeHeld);
     }
+  }
+
+  /** Older than the grace, and not read afresh within it. */
+  private boolean settled(IPAddress object) {
+    java.time.Instant now = clock.instant();
+    orphanReads.values().removeIf(at -> at.plus(ORPHAN_GRACE).isBefore(now));
+    String created = object.getMetadata().getCreationTimestamp();
+    return created != null && java.time.Instant.parse(created).plus(ORPHAN_GRACE).isBefore(now);
   }
 
   private static PodState state(Pod pod, Lease lease) {

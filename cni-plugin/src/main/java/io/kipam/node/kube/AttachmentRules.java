@@ -10,6 +10,12 @@ package io.kipam.node.kube;
  * finished (phase Succeeded or Failed: a finished pod holds nothing). A static pod's address is
  * held by its Node: its mirror Pod comes and goes while the sandbox runs, so only a DEL or GC ends
  * it.
+ *
+ * <p>This is also the node's own audit (design §6): an address whose pod the node's pod watch has
+ * not shown for a while, and a fresh read finds gone, is released like a finished pod's, whether or
+ * not the garbage collector would also come for it (an object written without an owner, or naming a
+ * pod UID that never existed). kipam-operator does not read Pods for addresses of a node that has a
+ * Node object.
  */
 public final class AttachmentRules {
 
@@ -25,8 +31,13 @@ public final class AttachmentRules {
     ABSENT
   }
 
-  /** The facts of one IPAddress object. */
-  public record Facts(boolean deleting, boolean finalized, boolean nodeHeld, PodState pod) {}
+  /**
+   * The facts of one IPAddress object; {@code settled}: it is older than {@link
+   * AttachmentKeeper#ORPHAN_GRACE}, so a pod missing from the watch is not merely one the watch has
+   * not shown yet.
+   */
+  public record Facts(
+      boolean deleting, boolean finalized, boolean nodeHeld, PodState pod, boolean settled) {}
 
   /** What to do. */
   public enum Action {
@@ -38,6 +49,11 @@ public final class AttachmentRules {
     RELEASE_FINISHED,
     /** Deleted, and its pod has finished: remove the finalizer. */
     END,
+    /**
+     * Not deleted, and the watch has not shown its pod for the grace: read the pod afresh, release
+     * the address (delete and remove the finalizer) if it is gone.
+     */
+    RELEASE_IF_POD_GONE,
     /** Deleted, and the watch no longer shows its pod: read the pod afresh, end if it is gone. */
     END_IF_POD_GONE,
     /** Deleted while its attachment lives: the object stays Terminating, and says why. */
@@ -52,7 +68,12 @@ public final class AttachmentRules {
       if (!facts.finalized()) {
         return Action.ADOPT;
       }
-      return podFinished ? Action.RELEASE_FINISHED : Action.NOTHING;
+      if (podFinished) {
+        return Action.RELEASE_FINISHED;
+      }
+      return !facts.nodeHeld() && facts.settled() && facts.pod() == PodState.ABSENT
+          ? Action.RELEASE_IF_POD_GONE
+          : Action.NOTHING;
     }
     if (!facts.finalized()) {
       return Action.NOTHING;

@@ -68,6 +68,7 @@ public final class KubernetesStore implements AllocationStore {
   private final TokenBucket limiter;
   private final Supplier<String> nodeUid;
   private final PreconditionedDelete deletes;
+  private final ApiTraffic traffic;
 
   /**
    * @param poolUid the UID of an IPPool by name, from the node's pool cache (null if unknown)
@@ -78,11 +79,13 @@ public final class KubernetesStore implements AllocationStore {
       KubernetesClient client,
       Function<String, String> poolUid,
       TokenBucket limiter,
-      Supplier<String> nodeUid) {
+      Supplier<String> nodeUid,
+      ApiTraffic traffic) {
     this.client = client;
     this.poolUid = poolUid;
     this.limiter = limiter;
     this.nodeUid = nodeUid;
+    this.traffic = traffic;
     this.deletes = new PreconditionedDelete(client);
   }
 
@@ -165,6 +168,68 @@ public final class KubernetesStore implements AllocationStore {
       throw translate("read IPBlock " + name, e, false);
     }
     return Optional.ofNullable(fresh).map(KubernetesStore::slotState);
+  }
+
+  /** Blocks per page of {@link #listBlocks}: a pool of a few thousand blocks in a few requests. */
+  static final long LIST_PAGE = 500;
+
+  /** How often one listing starts over after its continue token expired (410) before giving up. */
+  private static final int LIST_RESTARTS = 3;
+
+  @Override
+  public List<ListedBlock> listBlocks(String pool, Cidr parent) {
+    String what = "list the IPBlocks of IPPool " + pool;
+    for (int restart = 0; ; restart++) {
+      List<ListedBlock> listed = new ArrayList<>();
+      String token = null;
+      try {
+        do {
+          limiter.acquire();
+          var query = client.resources(IPBlock.class).withLabel(ApiConstants.LABEL_POOL, pool);
+          if (parent != null) {
+            query = query.withLabel(ApiConstants.LABEL_PARENT, ResourceNames.blockLabel(parent));
+          }
+          var page =
+              query.list(
+                  new io.fabric8.kubernetes.api.model.ListOptionsBuilder()
+                      .withLimit(LIST_PAGE)
+                      .withContinue(token)
+                      .build());
+          traffic.listingPage(page.getItems().size());
+          for (IPBlock block : page.getItems()) {
+            listed(block).ifPresent(listed::add);
+          }
+          token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (token != null && !token.isEmpty());
+        return listed;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 410 && restart < LIST_RESTARTS) {
+          log.info("the continue token of a listing of IPPool {} expired; listing again", pool);
+          continue;
+        }
+        throw translate(what, e, false);
+      }
+    }
+  }
+
+  /** A block as a listing reports it; empty for one whose range cannot be read (logged). */
+  private static Optional<ListedBlock> listed(IPBlock block) {
+    try {
+      return Optional.of(
+          new ListedBlock(
+              Cidr.parse(block.getSpec().getCidr()),
+              block.getMetadata().getUid(),
+              block.getSpec().getNode(),
+              block.getSpec().getParent(),
+              SlotModes.shared(block),
+              block.getMetadata().getDeletionTimestamp() != null));
+    } catch (RuntimeException unreadable) {
+      log.warn(
+          "IPBlock {} cannot be read ({}); left out of the listing",
+          block.getMetadata().getName(),
+          unreadable.toString());
+      return Optional.empty();
+    }
   }
 
   private static SlotState slotState(IPBlock block) {

@@ -32,11 +32,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node daemon's watches, feeding its {@link Ledger}: IPPools, this node's Node object, the
- * IPBlocks of this node and of the pools it uses, the IPAddresses of this node (label {@code
- * kipam.io/node}) and the Pods bound to it (field {@code spec.nodeName}). The ledger is marked
- * synced only once every watch has listed its objects, so nothing is handed out before the node's
- * own allocations are known; {@link #healthy} is true only while every watch is running.
+ * The node daemon's watches, feeding its {@link Ledger}: IPPools, this node's Node object, this
+ * node's IPBlocks and sub-claims (label {@code kipam.io/node}), the IPAddresses of this node (the
+ * same label) and the Pods bound to it (field {@code spec.nodeName}). Nothing of other nodes is
+ * watched (design §6): every write to any block of a pool would otherwise reach every node of the
+ * pool; what a node needs of other nodes' blocks it learns from its claims' 409s and from a listing
+ * when those leave an ADD without an address (see {@code BlockClaims}). The ledger is marked synced
+ * only once every watch has listed its objects, so nothing is handed out before the node's own
+ * allocations are known; {@link #healthy} is true only while every watch is running.
  */
 public final class NodeWatch implements AutoCloseable {
 
@@ -51,9 +54,9 @@ public final class NodeWatch implements AutoCloseable {
   private final String node;
   private final Ledger ledger;
   private final PoolPolicy policy;
+  private final ApiTraffic traffic;
   private final List<SharedIndexInformer<?>> informers =
       new java.util.concurrent.CopyOnWriteArrayList<>();
-  private final Map<String, CompletableFuture<Void>> poolBlocks = new ConcurrentHashMap<>();
   private final Map<String, CachedLabels> namespaceLabels = new ConcurrentHashMap<>();
   private SharedIndexInformer<IPPool> pools;
   private SharedIndexInformer<Pod> pods;
@@ -63,11 +66,17 @@ public final class NodeWatch implements AutoCloseable {
   /**
    * @param sharedSlots {@code KIPAM_SHARED_SLOTS}, see {@link PoolPolicy#PoolPolicy(boolean)}
    */
-  public NodeWatch(KubernetesClient client, String node, Ledger ledger, boolean sharedSlots) {
+  public NodeWatch(
+      KubernetesClient client,
+      String node,
+      Ledger ledger,
+      boolean sharedSlots,
+      ApiTraffic traffic) {
     this.client = client;
     this.node = node;
     this.ledger = ledger;
     this.policy = new PoolPolicy(sharedSlots);
+    this.traffic = traffic;
   }
 
   /**
@@ -78,7 +87,7 @@ public final class NodeWatch implements AutoCloseable {
   public void start(Duration reportEvery) throws InterruptedException {
     pools = client.resources(IPPool.class).runnableInformer(0);
     FirstList<IPPool> poolsListed = new FirstList<>();
-    pools.addEventHandler(poolsListed.track(handler(this::poolSeen, this::poolGone)));
+    pools.addEventHandler(poolsListed.track(handler("IPPool", this::poolSeen, this::poolGone)));
     self = client.nodes().withName(node).runnableInformer(0);
     SharedIndexInformer<IPBlock> blocks =
         client
@@ -86,7 +95,8 @@ public final class NodeWatch implements AutoCloseable {
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
     FirstList<IPBlock> blocksListed = new FirstList<>();
-    blocks.addEventHandler(blocksListed.track(handler(this::ownBlockSeen, this::blockGone)));
+    blocks.addEventHandler(
+        blocksListed.track(handler("IPBlock", this::ownBlockSeen, this::blockGone)));
     addresses =
         client
             .resources(IPAddress.class)
@@ -94,8 +104,11 @@ public final class NodeWatch implements AutoCloseable {
             .withLabel(ApiConstants.LABEL_NODE, node)
             .runnableInformer(0);
     FirstList<IPAddress> addressesListed = new FirstList<>();
-    addresses.addEventHandler(addressesListed.track(handler(this::addressSeen, this::addressGone)));
+    addresses.addEventHandler(
+        addressesListed.track(handler("IPAddress", this::addressSeen, this::addressGone)));
     pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0);
+    pods.addEventHandler(counted("Pod"));
+    self.addEventHandler(counted("Node"));
     informers.addAll(List.of(pools, self, blocks, addresses, pods));
     List<CompletableFuture<?>> started = new ArrayList<>();
     for (SharedIndexInformer<?> informer : informers) {
@@ -163,39 +176,6 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /**
-   * Watches every block of {@code pool} (not only this node's), so that claims skip blocks other
-   * nodes hold instead of learning it from a 409. Started on the pool's first use, so a node
-   * watches the blocks of the pools it allocates from and no others.
-   */
-  private void watchBlocksOf(String pool) {
-    CompletableFuture<Void> listed =
-        poolBlocks.computeIfAbsent(
-            pool,
-            p -> {
-              SharedIndexInformer<IPBlock> i =
-                  client
-                      .resources(IPBlock.class)
-                      .withLabel(ApiConstants.LABEL_POOL, p)
-                      .runnableInformer(0);
-              i.addEventHandler(handler(this::blockTaken, this::blockGone));
-              informers.add(i);
-              return i.exceptionHandler(NodeWatch::keepTrying).start().toCompletableFuture();
-            });
-    try {
-      listed.get(30, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted while listing blocks of " + pool, e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      // A failed first list is not cached: the next call of the pool starts a new watch.
-      poolBlocks.remove(pool, listed);
-      throw new StoreUnavailableException("cannot list the blocks of IPPool " + pool, e);
-    } catch (java.util.concurrent.TimeoutException e) {
-      throw new StoreUnavailableException("cannot list the blocks of IPPool " + pool, e);
-    }
-  }
-
-  /**
    * The pool named {@code name} if this node may allocate from it for a pod of {@code namespace}
    * (see {@link PoolPolicy}).
    */
@@ -217,9 +197,7 @@ public final class NodeWatch implements AutoCloseable {
     }
     Map<String, String> nodeLabels =
         me.getMetadata().getLabels() == null ? Map.of() : me.getMetadata().getLabels();
-    PoolView view = policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
-    watchBlocksOf(name);
-    return view;
+    return policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
   }
 
   /** Labels of a namespace, read from the API and kept for a few seconds. */
@@ -353,20 +331,18 @@ public final class NodeWatch implements AutoCloseable {
     return annotations != null && runtimeUid.get().equals(annotations.get(MIRROR_ANNOTATION));
   }
 
-  /** One of this node's blocks, from the node's block watch: the only source of its state. */
+  /**
+   * One of this node's blocks, from the node's block watch: the only source of its state. It is
+   * also taken for claims, and a sub-claim of this node's covers its address like anyone's.
+   */
   private void ownBlockSeen(IPBlock block) {
     if (node.equals(block.getSpec().getNode())) {
       ledger.blocks().ownBlockSeen(Blocks.object(block));
-    } else {
-      blockTaken(block);
     }
+    blockTaken(block);
   }
 
-  /**
-   * A block of a pool this node uses, from the pool's block watch: it only tells claims what to
-   * skip. Its release state is read from the node's own block watch alone, whose events come in
-   * order; two watches' events about one block do not.
-   */
+  /** A block someone holds: claims skip it, and a sub-claim's address is taken for every node. */
   private void blockTaken(IPBlock block) {
     String pool = block.getSpec().getPool();
     Cidr cidr = Cidr.parse(block.getSpec().getCidr());
@@ -428,24 +404,32 @@ public final class NodeWatch implements AutoCloseable {
     Leases.address(address).ifPresent(key -> ledger.objectGone(key, Leases.object(address)));
   }
 
-  private static <T> ResourceEventHandler<T> handler(
-      java.util.function.Consumer<T> seen, java.util.function.Consumer<T> gone) {
+  private <T> ResourceEventHandler<T> handler(
+      String kind, java.util.function.Consumer<T> seen, java.util.function.Consumer<T> gone) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
+        traffic.watchEvent(kind);
         guard(() -> seen.accept(obj));
       }
 
       @Override
       public void onUpdate(T oldObj, T newObj) {
+        traffic.watchEvent(kind);
         guard(() -> seen.accept(newObj));
       }
 
       @Override
       public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        traffic.watchEvent(kind);
         guard(() -> gone.accept(obj));
       }
     };
+  }
+
+  /** Only counts the events of a watch whose objects are read from its cache when needed. */
+  private <T> ResourceEventHandler<T> counted(String kind) {
+    return handler(kind, object -> {}, object -> {});
   }
 
   /**

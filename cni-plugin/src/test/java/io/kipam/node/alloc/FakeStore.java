@@ -3,6 +3,8 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -171,5 +173,36 @@ final class FakeStore implements AllocationStore {
     if (failWrites) {
       throw new StoreUnavailableException("API server unreachable (test)", null);
     }
+  }
+
+  /** Listings of a whole pool (not of one slot's sub-claims). */
+  final AtomicInteger listings = new AtomicInteger();
+
+  @Override
+  public List<ListedBlock> listBlocks(String pool, Cidr parent) {
+    if (failWrites) {
+      throw new StoreUnavailableException("API server unreachable (test)", null);
+    }
+    if (parent == null) {
+      listings.incrementAndGet();
+    }
+    String parentName = parent == null ? null : ResourceNames.blockName(pool, parent);
+    List<ListedBlock> listed = new ArrayList<>();
+    blocks.forEach(
+        (name, block) -> {
+          ResourceNames.BlockName parsed = ResourceNames.parseBlockName(name);
+          if (parsed.pool().equals(pool)
+              && (parentName == null || parentName.equals(block.parent()))) {
+            listed.add(
+                new ListedBlock(
+                    parsed.cidr(),
+                    block.uid(),
+                    block.node(),
+                    block.parent(),
+                    block.parent() == null && (block.shared() || block.node() == null),
+                    block.deleting()));
+          }
+        });
+    return listed;
   }
 }

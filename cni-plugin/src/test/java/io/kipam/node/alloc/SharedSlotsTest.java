@@ -117,19 +117,23 @@ class SharedSlotsTest {
     assertThat(a.ledger.blocks().ownBlocks("p")).isEmpty();
   }
 
+  /**
+   * A sub-claim left under a slot (a fault: a node that sub-claimed it while the slot was not
+   * Shared) is found by the listing the new holder makes of the slot's sub-claims as it claims it
+   * Exclusive, and by any other node's listing of the pool: nobody hands its address out.
+   */
   @Test
   void aSubClaimUnderASlotSeenExclusiveIsNeverUsedByAnotherNodeNorByTheHolder() {
     PoolView pool = oneSlot(null);
-    Lease first = a.add(pool, 0); // node-a claims the slot Exclusive
-    assertThat(first.block()).isEqualTo(SLOT);
     List<IpAddress> all = new ArrayList<>();
     pool.layout().assignable(SLOT).forEach(all::add);
-    IpAddress foreign = all.stream().filter(ip -> !ip.equals(first.ip())).findFirst().orElseThrow();
-    String parent = ResourceNames.blockName("p", SLOT);
-    for (NodeFixture.Node node : List.of(a, b)) {
-      node.ledger.blocks().subClaimSeen("p", Cidr.of(foreign, 32), "uid-c", parent);
-    }
-    b.ledger.blocks().slotSeen("p", SLOT, "uid-a", false, false);
+    long seed =
+        Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    System.out.println("seed " + seed + " (-Dkipam.seed= repeats it)");
+    IpAddress foreign = all.get(new java.util.Random(seed).nextInt(all.size()));
+    fixture.store.claimSubClaim("p", foreign, "node-c", SLOT);
+    Lease first = a.add(pool, 0); // node-a claims the slot Exclusive
+    assertThat(first.block()).isEqualTo(SLOT);
 
     assertThatThrownBy(() -> b.add(pool, 1)).isInstanceOf(AllocationException.class);
     List<IpAddress> handedOut = new ArrayList<>();
@@ -139,7 +143,8 @@ class SharedSlotsTest {
 
     assertThat(handedOut).doesNotContain(foreign, first.ip()).hasSize(all.size() - 2);
     assertThatThrownBy(() -> a.add(pool, 99)).isInstanceOf(AllocationException.class);
-    assertThat(subClaims()).isEmpty();
+    assertThat(subClaims()).hasSize(1);
+    assertThat(fixture.store.blocks).containsKey(ResourceNames.subClaimName("p", foreign));
   }
 
   @Test

@@ -16,23 +16,30 @@ class AttachmentRulesTest {
       for (boolean finalized : new boolean[] {false, true}) {
         for (boolean nodeHeld : new boolean[] {false, true}) {
           for (PodState pod : PodState.values()) {
-            Facts facts = new Facts(deleting, finalized, nodeHeld, pod);
-            Action action = AttachmentRules.decide(facts);
-            boolean frees =
-                action == Action.END
-                    || action == Action.END_IF_POD_GONE
-                    || action == Action.RELEASE_FINISHED;
-            boolean attachmentMayBeOver =
-                !nodeHeld && (pod == PodState.ABSENT || pod == PodState.FINISHED);
-            if (frees) {
-              assertThat(attachmentMayBeOver).as("%s -> %s", facts, action).isTrue();
-              assertThat(finalized).as("%s -> %s", facts, action).isTrue();
-            }
-            if (action == Action.RELEASE_FINISHED || action == Action.END) {
-              assertThat(pod).as("%s -> %s", facts, action).isEqualTo(PodState.FINISHED);
-            }
-            if (deleting && finalized && !attachmentMayBeOver) {
-              assertThat(action).as("%s", facts).isEqualTo(Action.KEEP);
+            for (boolean settled : new boolean[] {false, true}) {
+              Facts facts = new Facts(deleting, finalized, nodeHeld, pod, settled);
+              Action action = AttachmentRules.decide(facts);
+              boolean frees =
+                  action == Action.END
+                      || action == Action.END_IF_POD_GONE
+                      || action == Action.RELEASE_IF_POD_GONE
+                      || action == Action.RELEASE_FINISHED;
+              boolean attachmentMayBeOver =
+                  !nodeHeld && (pod == PodState.ABSENT || pod == PodState.FINISHED);
+              if (frees) {
+                assertThat(attachmentMayBeOver).as("%s -> %s", facts, action).isTrue();
+                assertThat(finalized).as("%s -> %s", facts, action).isTrue();
+              }
+              if (action == Action.RELEASE_FINISHED || action == Action.END) {
+                assertThat(pod).as("%s -> %s", facts, action).isEqualTo(PodState.FINISHED);
+              }
+              if (deleting && finalized && !attachmentMayBeOver) {
+                assertThat(action).as("%s", facts).isEqualTo(Action.KEEP);
+              }
+              if (action == Action.RELEASE_IF_POD_GONE) {
+                assertThat(settled).as("%s -> %s", facts, action).isTrue();
+                assertThat(deleting).as("%s -> %s", facts, action).isFalse();
+              }
             }
           }
         }
@@ -43,43 +50,54 @@ class AttachmentRulesTest {
   @Test
   void aStaticPodsAddressIsKeptWhateverItsMirrorPodDoes() {
     for (PodState pod : PodState.values()) {
-      assertThat(AttachmentRules.decide(new Facts(true, true, true, pod))).isEqualTo(Action.KEEP);
-      assertThat(AttachmentRules.decide(new Facts(false, true, true, pod)))
+      assertThat(AttachmentRules.decide(new Facts(true, true, true, pod, true)))
+          .isEqualTo(Action.KEEP);
+      assertThat(AttachmentRules.decide(new Facts(false, true, true, pod, true)))
           .isEqualTo(Action.NOTHING);
     }
   }
 
   @Test
   void aDeletedObjectWhosePodIsGoneIsEndedOnlyAfterAFreshRead() {
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.ABSENT)))
+    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.ABSENT, true)))
         .isEqualTo(Action.END_IF_POD_GONE);
   }
 
   @Test
   void aFinishedPodEndsItsAttachmentWhetherOrNotItsObjectWasDeleted() {
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.FINISHED)))
+    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.FINISHED, true)))
         .isEqualTo(Action.RELEASE_FINISHED);
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.FINISHED)))
+    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.FINISHED, true)))
         .isEqualTo(Action.END);
   }
 
   @Test
   void anObjectFromBeforeTheFinalizerIsAdoptedAndOneBeingDeletedWithoutItIsLeftAlone() {
     for (PodState pod : PodState.values()) {
-      assertThat(AttachmentRules.decide(new Facts(false, false, false, pod)))
+      assertThat(AttachmentRules.decide(new Facts(false, false, false, pod, true)))
           .isEqualTo(Action.ADOPT);
-      assertThat(AttachmentRules.decide(new Facts(true, false, false, pod)))
+      assertThat(AttachmentRules.decide(new Facts(true, false, false, pod, true)))
           .isEqualTo(Action.NOTHING);
     }
   }
 
   @Test
   void aLiveOrTerminatingPodKeepsItsDeletedObject() {
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.LIVE)))
+    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.LIVE, true)))
         .isEqualTo(Action.KEEP);
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.TERMINATING)))
+    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.TERMINATING, true)))
         .isEqualTo(Action.KEEP);
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.TERMINATING)))
+    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.TERMINATING, true)))
+        .isEqualTo(Action.NOTHING);
+  }
+
+  @Test
+  void anAddressWhosePodIsMissingIsReleasedOnlyOnceSettledAndAfterAFreshRead() {
+    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.ABSENT, true)))
+        .isEqualTo(Action.RELEASE_IF_POD_GONE);
+    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.ABSENT, false)))
+        .isEqualTo(Action.NOTHING);
+    assertThat(AttachmentRules.decide(new Facts(false, true, true, PodState.ABSENT, true)))
         .isEqualTo(Action.NOTHING);
   }
 }

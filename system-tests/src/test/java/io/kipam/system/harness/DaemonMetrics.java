@@ -25,6 +25,18 @@ public final class DaemonMetrics {
     };
   }
 
+  /** The sum of every sample of the counter {@code name}, whatever its labels. */
+  public static double sum(Path socket, String name) throws IOException {
+    Matcher m =
+        Pattern.compile("^" + name + "(\\{[^}]*\\})? ([0-9.eE+-]+)$", Pattern.MULTILINE)
+            .matcher(get(socket, "/metrics"));
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(2));
+    }
+    return sum;
+  }
+
   private static double value(String metrics, String name) {
     Matcher m =
         Pattern.compile(

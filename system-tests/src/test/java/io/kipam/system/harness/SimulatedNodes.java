@@ -1,0 +1,283 @@
+package io.kipam.system.harness;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.PoolLayout;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPAddressSpec;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPBlockSpec;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.testing.Fixtures;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Nodes without a kipam-node process, whose objects are written the way kipam-node writes them: a
+ * Node object registered as a kubelet would; one Exclusive slot of the pool claimed by {@code
+ * create} (labels, finalizer and owner as kipam-node sets them); an IPAddress created per ADD and
+ * deleted per DEL in one of several namespaces; and the slot's {@code status.allocated} written at
+ * most once every {@link #STATUS_PERIOD_SECONDS} per slot, as kipam-node coalesces it. For scale
+ * benchmarks: thousands of such nodes cost the test JVM a few threads, not a JVM each.
+ *
+ * <p>The IPAddresses carry no owner reference (there is no Pod to own them) and no finalizer, so a
+ * run with kipam-operator's audit on would report them as orphans: benchmarks turn it off or count
+ * on it.
+ */
+public final class SimulatedNodes implements AutoCloseable {
+
+  public static final int STATUS_PERIOD_SECONDS = 5;
+
+  /** One simulated node: its slot and the addresses it holds, oldest first. */
+  private static final class Sim {
+    final String node;
+    final Cidr slot;
+    final Deque<IpAddress> held = new ArrayDeque<>();
+    Iterator<IpAddress> next;
+    long written = -1;
+    long lastWriteNanos;
+
+    Sim(String node, Cidr slot) {
+      this.node = node;
+      this.slot = slot;
+    }
+  }
+
+  private final KubernetesClient client;
+  private final String pool;
+  private final String poolUid;
+  private final PoolLayout layout;
+  private final List<String> namespaces;
+  private final Random random;
+  private final List<Sim> sims = new ArrayList<>();
+  private final Iterator<Cidr> slots;
+  private final ScheduledExecutorService statusWriter =
+      Executors.newSingleThreadScheduledExecutor();
+  private final AtomicLong writes = new AtomicLong();
+
+  public SimulatedNodes(KubernetesClient client, String pool, List<String> namespaces, long seed) {
+    this.client = client;
+    this.pool = pool;
+    IPPool object = client.resources(IPPool.class).withName(pool).get();
+    this.poolUid = object.getMetadata().getUid();
+    this.layout =
+        PoolLayout.builder()
+            .cidr(object.getSpec().getCidr())
+            .blockSize(object.getSpec().getBlockSize())
+            .build();
+    this.namespaces = namespaces;
+    this.random = new Random(seed);
+    this.slots = layout.usableBlocks().iterator();
+    statusWriter.scheduleWithFixedDelay(this::writeStatus, 1, 1, TimeUnit.SECONDS);
+  }
+
+  public int size() {
+    return sims.size();
+  }
+
+  /** API writes the simulated nodes made so far. */
+  public long writes() {
+    return writes.get();
+  }
+
+  /**
+   * Adds simulated nodes until there are {@code total}, each registered and holding one slot
+   * (claimed in address order, skipping slots another node won), {@code threads} at a time.
+   */
+  public void growTo(int total, int threads) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Sim>> added = new ArrayList<>();
+      for (int i = sims.size(); i < total; i++) {
+        String node = String.format("sim-%05d", i);
+        added.add(pool.submit(() -> register(node)));
+      }
+      for (Future<Sim> f : added) {
+        synchronized (sims) {
+          sims.add(f.get());
+        }
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  private Sim register(String node) {
+    Fixtures.registerNode(client, node);
+    writes.addAndGet(3);
+    while (true) {
+      Cidr slot;
+      synchronized (slots) {
+        slot = slots.next();
+      }
+      if (claim(node, slot)) {
+        Sim sim = new Sim(node, slot);
+        sim.next = layout.assignable(slot).iterator();
+        return sim;
+      }
+    }
+  }
+
+  private boolean claim(String node, Cidr slot) {
+    IPBlock block = new IPBlock();
+    block.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(ResourceNames.blockName(pool, slot))
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_POOL, pool,
+                    ApiConstants.LABEL_NODE, node,
+                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(slot)))
+            .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
+            .withOwnerReferences(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(ApiConstants.API_VERSION)
+                    .withKind(IPPool.KIND)
+                    .withName(pool)
+                    .withUid(poolUid)
+                    .withBlockOwnerDeletion(false)
+                    .build())
+            .build());
+    block.setSpec(new IPBlockSpec(pool, slot.toString(), node));
+    try {
+      client.resource(block).create();
+      writes.incrementAndGet();
+      return true;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 409) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * One ADD on a simulated node drawn at random: an IPAddress of the next address of its slot; once
+   * it holds {@code live}, its oldest address goes first (a DEL). Returns the writes made.
+   */
+  public int churnOnce(int live) {
+    Sim sim;
+    synchronized (sims) {
+      sim = sims.get(random.nextInt(sims.size()));
+    }
+    int made = 0;
+    synchronized (sim) {
+      if (sim.held.size() >= live) {
+        delete(sim, sim.held.removeFirst());
+        made++;
+      }
+      if (!sim.next.hasNext()) {
+        sim.next = layout.assignable(sim.slot).iterator();
+      }
+      IpAddress ip = sim.next.next();
+      if (sim.held.contains(ip)) {
+        return made;
+      }
+      create(sim, ip);
+      sim.held.addLast(ip);
+      made++;
+    }
+    writes.addAndGet(made);
+    return made;
+  }
+
+  private String namespaceOf(IpAddress ip) {
+    return namespaces.get(Math.floorMod(ip.hashCode(), namespaces.size()));
+  }
+
+  private void create(Sim sim, IpAddress ip) {
+    IPAddress address = new IPAddress();
+    address.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(ResourceNames.addressName(pool, ip))
+            .withNamespace(namespaceOf(ip))
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_POOL,
+                    pool,
+                    ApiConstants.LABEL_NODE,
+                    sim.node,
+                    ApiConstants.LABEL_BLOCK,
+                    ResourceNames.blockLabel(sim.slot)))
+            .build());
+    IPAddressSpec spec = new IPAddressSpec();
+    spec.setIp(ip.toString());
+    spec.setPool(pool);
+    spec.setBlock(ResourceNames.blockName(pool, sim.slot));
+    spec.setNode(sim.node);
+    spec.setNetwork("sim");
+    spec.setPod(new PodReference("sim-" + ip.toString().replace('.', '-'), "sim-uid-" + ip));
+    spec.setContainerID("sim-" + ip.hashCode());
+    spec.setInterfaceName("eth0");
+    address.setSpec(spec);
+    client.resource(address).create();
+  }
+
+  private void delete(Sim sim, IpAddress ip) {
+    client
+        .resources(IPAddress.class)
+        .inNamespace(namespaceOf(ip))
+        .withName(ResourceNames.addressName(pool, ip))
+        .delete();
+  }
+
+  /** Writes each slot's count when it changed and its last write is old enough. */
+  private void writeStatus() {
+    List<Sim> all;
+    synchronized (sims) {
+      all = new ArrayList<>(sims);
+    }
+    long now = System.nanoTime();
+    for (Sim sim : all) {
+      long count;
+      synchronized (sim) {
+        count = sim.held.size();
+        if (count == sim.written
+            || now - sim.lastWriteNanos < TimeUnit.SECONDS.toNanos(STATUS_PERIOD_SECONDS)) {
+          continue;
+        }
+      }
+      try {
+        client
+            .resources(IPBlock.class)
+            .withName(ResourceNames.blockName(pool, sim.slot))
+            .subresource("status")
+            .patch(
+                PatchContext.of(PatchType.JSON_MERGE),
+                "{\"status\":{\"allocated\":" + count + "}}");
+        writes.incrementAndGet();
+        synchronized (sim) {
+          sim.written = count;
+          sim.lastWriteNanos = now;
+        }
+      } catch (KubernetesClientException e) {
+        // the next round tries again
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    statusWriter.shutdownNow();
+  }
+}

@@ -119,7 +119,8 @@ public final class NodeDaemon implements AutoCloseable {
             allocator,
             store,
             new AddressEvents(client, settings.node(), clock),
-            clock);
+            clock,
+            settings.orphanGrace());
     background.scheduleWithFixedDelay(
         () -> {
           guarded("settling uncertain writes", () -> allocator.settle(settings.settleAfter()));

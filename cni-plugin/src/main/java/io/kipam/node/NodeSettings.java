@@ -35,6 +35,9 @@ import java.util.Optional;
  *   <li>{@code KIPAM_SHARED_SLOTS}: {@code true} lets the daemon claim a slot Shared from birth
  *       when its pool has fewer unclaimed slots than {@code status.nodes} (docs/shared-slots.md);
  *       default {@code false}. Sub-claims in Shared slots other daemons made are used either way.
+ *   <li>{@code KIPAM_ORPHAN_GRACE_SECONDS}: the node's own orphan audit releases an address whose
+ *       pod its pod watch has not shown once the IPAddress is this old and a fresh read finds the
+ *       pod gone (at most one read per address per grace); default 60, at least 1.
  *   <li>{@code KIPAM_PROBE_ADDRESS}: {@code host:port} (an IPv6 host in brackets) on which {@code
  *       /healthz}, {@code /readyz} and {@code /metrics} are served over TCP as well, for kubelet's
  *       probes and Prometheus; never CNI calls, which stay on the root-only socket. Default: none.
@@ -52,7 +55,8 @@ public record NodeSettings(
     Duration blockStatusPeriod,
     Duration releaseAbandonAfter,
     boolean sharedSlots,
-    Optional<InetSocketAddress> probeAddress) {
+    Optional<InetSocketAddress> probeAddress,
+    Duration orphanGrace) {
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -71,6 +75,10 @@ public record NodeSettings(
     Duration abandon = seconds(env, "KIPAM_RELEASE_ABANDON_SECONDS", 300, problems);
     if (abandon.isZero()) {
       problems.add("KIPAM_RELEASE_ABANDON_SECONDS must be at least 1, not 0");
+    }
+    Duration orphanGrace = seconds(env, "KIPAM_ORPHAN_GRACE_SECONDS", 60, problems);
+    if (orphanGrace.isZero()) {
+      problems.add("KIPAM_ORPHAN_GRACE_SECONDS must be at least 1, not 0");
     }
     String shared = env.getOrDefault("KIPAM_SHARED_SLOTS", "false");
     if (!shared.equals("true") && !shared.equals("false")) {
@@ -95,7 +103,8 @@ public record NodeSettings(
         blockStatus,
         abandon,
         shared.equals("true"),
-        probes);
+        probes,
+        orphanGrace);
   }
 
   /** {@code host:port}, the host a name or an address, an IPv6 one in brackets. */

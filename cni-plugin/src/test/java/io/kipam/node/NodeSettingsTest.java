@@ -31,6 +31,18 @@ class NodeSettingsTest {
   }
 
   @Test
+  void theOrphanGraceIsAMinuteUnlessSetAndABadValueIsRefusedNamingTheVariable() {
+    assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).orphanGrace())
+        .isEqualTo(Duration.ofSeconds(60));
+    assertThat(settings("KIPAM_ORPHAN_GRACE_SECONDS", "5").orphanGrace())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThatThrownBy(() -> settings("KIPAM_ORPHAN_GRACE_SECONDS", "0"))
+        .hasMessageContaining("KIPAM_ORPHAN_GRACE_SECONDS must be at least 1");
+    assertThatThrownBy(() -> settings("KIPAM_ORPHAN_GRACE_SECONDS", "-3"))
+        .hasMessageContaining("KIPAM_ORPHAN_GRACE_SECONDS");
+  }
+
+  @Test
   void sharedSlotsAreOffUnlessSetAndABadValueIsRefusedNamingTheVariable() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).sharedSlots()).isFalse();
     assertThat(settings("KIPAM_SHARED_SLOTS", "true").sharedSlots()).isTrue();

@@ -22,11 +22,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The audit against the real control plane, with a short interval (2 s), grace (3 s) and pages of
  * two addresses, so one audit reads several pages: orphaned IPAddresses in several namespaces — a
- * Pod of the owner's name but another UID, a block that does not exist, a Node that does not exist
- * — are deleted with an Event each, and an address whose Pod, block and Node exist stays. The
- * addresses carry {@code kipam.io/attachment} as the daemon writes them: the orphans of a live Node
- * stay Terminating until its daemon ends their attachment (played here), the orphan of a Node that
- * is gone is removed for good by the audit.
+ * block that does not exist, a Node that does not exist, a Pod of the owner's name but another UID
+ * on a Node that does not exist — are deleted with an Event each, and an address whose Pod, block
+ * and Node exist stays. So does an address of a live Node whose Pod has another UID: the audit
+ * reads no Pods for a Node that exists (design §6; that node's daemon audits its own addresses
+ * against its pod watch). The addresses carry {@code kipam.io/attachment} as the daemon writes
+ * them: the orphans of a live Node stay Terminating until its daemon ends their attachment (played
+ * here), the orphan of a Node that is gone is removed for good by the audit.
  *
  * <p>One address held by two IPAddresses in two namespaces is reported (Events, gauge, the pool's
  * condition {@code DuplicateAddresses}) and never deleted.
@@ -66,7 +68,7 @@ class OrphanAuditIT {
         kipam.allocateTo(namespaces[0], poolName, blockName, node, "10.60.0.1", livePod, true);
 
     kipam.pod(namespaces[1], "reused");
-    IPAddress wrongUid =
+    IPAddress podOfLiveNode =
         kipam.allocateTo(
             namespaces[1],
             poolName,
@@ -74,6 +76,16 @@ class OrphanAuditIT {
             node,
             "10.60.0.2",
             new PodReference("reused", UUID.randomUUID().toString()),
+            false);
+    kipam.pod(namespaces[0], "reused-too");
+    IPAddress wrongUid =
+        kipam.allocateTo(
+            namespaces[0],
+            poolName,
+            blockName,
+            Fixtures.uniqueName("gone-node"),
+            "10.60.0.5",
+            new PodReference("reused-too", UUID.randomUUID().toString()),
             false);
 
     PodReference blockPod = kipam.pod(namespaces[2], "no-block");
@@ -100,7 +112,7 @@ class OrphanAuditIT {
 
     Map<IPAddress, String> orphans =
         Map.of(
-            wrongUid, "its Pod " + namespaces[1] + "/reused",
+            wrongUid, "its Pod " + namespaces[0] + "/reused-too",
             blockGone, "its IPBlock",
             nodeGone, "its Node");
     await()
@@ -110,7 +122,10 @@ class OrphanAuditIT {
               assertThat(kipam.current(nodeGone))
                   .as("the orphan of a Node that is gone is removed")
                   .isNull();
-              for (IPAddress onLiveNode : List.of(wrongUid, blockGone)) {
+              assertThat(kipam.current(wrongUid))
+                  .as("the orphan of a Node that is gone, whose Pod is wrong, is removed")
+                  .isNull();
+              for (IPAddress onLiveNode : List.of(blockGone)) {
                 IPAddress now = kipam.current(onLiveNode);
                 assertThat(now.getMetadata().getDeletionTimestamp())
                     .as("%s is deleted", onLiveNode.getMetadata().getName())
@@ -132,7 +147,6 @@ class OrphanAuditIT {
                             assertThat(e.getMessage()).contains(orphan.getValue());
                           }));
     }
-    kipam.endAttachment(wrongUid);
     kipam.endAttachment(blockGone);
     assertThat(cluster.operator().metric("kipam_audit_orphans_removed_total{reason=\"pod\"}"))
         .isGreaterThanOrEqualTo(1);
@@ -146,6 +160,11 @@ class OrphanAuditIT {
     assertThat(stillThere).as("the live address stays").isNotNull();
     assertThat(stillThere.getMetadata().getUid()).isEqualTo(live.getMetadata().getUid());
     assertThat(kipam.events(live)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
+    IPAddress notAudited = kipam.current(podOfLiveNode);
+    assertThat(notAudited.getMetadata().getDeletionTimestamp())
+        .as("no Pod is read for an address of a live Node: its daemon audits it")
+        .isNull();
+    assertThat(kipam.events(podOfLiveNode)).noneMatch(e -> "OrphanRemoved".equals(e.getReason()));
     assertThat(cluster.operator().metricSum("kipam_audit_objects_scanned_total"))
         .isGreaterThanOrEqualTo(4);
   }

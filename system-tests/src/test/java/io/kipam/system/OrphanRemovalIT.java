@@ -25,28 +25,32 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * kipam-operator's audit removes orphaned IPAddresses that real kipam-node daemons wrote, each way
- * an address can be left behind, with kipam-operator as its own process (audit every 2 s, grace 3
- * s) on a control plane of the test's own whose kube-controller-manager runs without the garbage
- * collector, as in a cluster where garbage collection stopped:
+ * Orphaned IPAddresses that real kipam-node daemons wrote are removed, each way an address can be
+ * left behind, with kipam-operator as its own process (audit every 2 s, grace 3 s) on a control
+ * plane of the test's own whose kube-controller-manager runs without the garbage collector, as in a
+ * cluster where garbage collection stopped. The audit is split by who already knows (design §6):
  *
  * <ul>
- *   <li>the Pod was deleted and nothing collected its address (garbage collection stopped);
- *   <li>the address names an owner UID no Pod has (written wrong, say by an old version);
- *   <li>its block was deleted by hand, its finalizer taken off;
- *   <li>its Node is gone (the daemon stopped, the Node object deleted).
+ *   <li>the Pod was deleted and nothing collected its address: the node's own daemon finds it (its
+ *       pod watch no longer shows the pod, a fresh read confirms it, grace 3 s here) and releases
+ *       it with an {@code OrphanReleased} Event;
+ *   <li>its block was deleted by hand, its finalizer taken off: kipam-operator's audit deletes it
+ *       ({@code OrphanRemoved}), and it stays Terminating ({@code AttachmentKept}) while its pod
+ *       exists, going when the pod is deleted;
+ *   <li>its Node is gone (the daemon stopped, the Node object deleted): kipam-operator removes it
+ *       at once, ending the attachment no daemon can end.
  * </ul>
  *
- * Each is deleted after the grace period with an {@code OrphanRemoved} Event naming why. An address
- * is free only once its attachment is over (design §5b): the first and the last go at once (the Pod
- * is gone; the Node is gone, so kipam-operator ends the attachment), while the other two stay
- * Terminating, with an {@code AttachmentKept} Event, as long as the pod their attachment is for
- * still exists, and go when it is deleted. The live addresses of pods in three namespaces all stay.
+ * An address whose owner reference names a UID no Pod has, while the Pod its {@code spec.pod} names
+ * lives, is the garbage collector's to find (stopped here): neither the audit, which reads no Pods
+ * for a live Node, nor the daemon, which sees its pod, touches it. The live addresses of pods in
+ * three namespaces all stay.
  */
 class OrphanRemovalIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
-  private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
+  private static final Map<String, String> DAEMON =
+      Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_ORPHAN_GRACE_SECONDS", "3");
 
   private static ControlPlane controlPlane;
   private static KubernetesClient client;
@@ -116,8 +120,7 @@ class OrphanRemovalIT {
     doomed.close();
     client.nodes().withName(doomed.node).delete();
 
-    expectRemoved(podGone, "its Pod");
-    expectKeptUntilItsPodGoes(wrongOwner, "its Pod", live, 11);
+    expectReleasedByItsNode(podGone, "does not exist");
     expectKeptUntilItsPodGoes(
         blockGone,
         "its IPBlock " + block.getMetadata().getName() + " does not exist",
@@ -125,11 +128,23 @@ class OrphanRemovalIT {
         12);
     expectRemoved(nodeGone, "its Node " + doomed.node + " does not exist");
 
+    IPAddress untouched =
+        client
+            .resources(IPAddress.class)
+            .inNamespace(wrongOwner.getMetadata().getNamespace())
+            .withName(wrongOwner.getMetadata().getName())
+            .get();
+    assertThat(untouched.getMetadata().getDeletionTimestamp())
+        .as("an address whose spec.pod lives is left to the garbage collector")
+        .isNull();
     List<IPAddress> left = Cluster.addresses(client, pool);
-    assertThat(left).as("the six live addresses, and nothing else").hasSize(6);
+    assertThat(left)
+        .as("the six live addresses and the one with a wrong owner, and nothing else")
+        .hasSize(7);
     assertThat(left).allMatch(a -> a.getMetadata().getDeletionTimestamp() == null);
     assertThat(left).allMatch(a -> a.getSpec().getNode().equals(live.node));
     assertThat(left.stream().map(a -> a.getMetadata().getNamespace()).distinct()).hasSize(3);
+    live.deletePod(11);
   }
 
   /** ADD for pod {@code i} of {@code rig}; its IPAddress. */
@@ -172,6 +187,33 @@ class OrphanRemovalIT {
             () ->
                 client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
                     == null);
+  }
+
+  /** {@code address} is released by its node's daemon, with an Event naming {@code why}. */
+  private static void expectReleasedByItsNode(IPAddress address, String why) {
+    String namespace = address.getMetadata().getNamespace();
+    String name = address.getMetadata().getName();
+    long start = System.nanoTime();
+    await()
+        .atMost(WITHIN)
+        .alias(namespace + "/" + name + " released by its node")
+        .until(
+            () ->
+                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
+                    == null);
+    await()
+        .atMost(WITHIN)
+        .untilAsserted(
+            () ->
+                assertThat(events(namespace, name))
+                    .as("OrphanReleased Event of %s/%s", namespace, name)
+                    .anyMatch(
+                        e ->
+                            "OrphanReleased".equals(e.getReason())
+                                && e.getMessage().contains(why)));
+    System.out.printf(
+        "its node released %s/%s (%s) %.1f s after it was looked for: %s%n",
+        namespace, name, address.getSpec().getIp(), (System.nanoTime() - start) / 1e9, why);
   }
 
   private static void expectRemoved(IPAddress address, String why) {

@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  *       fresh read) or has finished; the address then rests for the pool's reuse delay;
  *   <li>releases the address of a pod that has finished without a DEL (graceful node shutdown, a
  *       missed DEL);
- *   <li>releases the address of a pod the pod watch has not shown for {@link #ORPHAN_GRACE} when a
- *       fresh read finds it gone (the node's own orphan audit; one read per object per grace);
+ *   <li>releases the address of a pod the pod watch has not shown for the orphan grace when a fresh
+ *       read finds it gone (the node's own orphan audit; one read per object per grace);
  *   <li>leaves a deleted object whose pod still lives Terminating, with one Event saying why;
  *   <li>gives an object from before the finalizer existed the finalizer and, for a static pod, its
  *       Node as holder (upgrade).
@@ -42,9 +42,10 @@ public final class AttachmentKeeper {
 
   /**
    * How old an IPAddress must be, and how long apart the fresh reads of its pod, before an address
-   * whose pod the node's pod watch does not show is released: the watch may lag behind an ADD.
+   * whose pod the node's pod watch does not show is released: the watch may lag behind an ADD
+   * ({@code KIPAM_ORPHAN_GRACE_SECONDS}).
    */
-  public static final java.time.Duration ORPHAN_GRACE = java.time.Duration.ofSeconds(60);
+  private final java.time.Duration orphanGrace;
 
   /** Objects told about in an Event, so each is told once; bounded. */
   private static final int REMEMBERED = 4096;
@@ -77,8 +78,10 @@ public final class AttachmentKeeper {
       Allocator allocator,
       KubernetesStore store,
       AddressEvents events,
-      java.time.Clock clock) {
+      java.time.Clock clock,
+      java.time.Duration orphanGrace) {
     this.clock = clock;
+    this.orphanGrace = orphanGrace;
     this.watch = watch;
     this.ledger = ledger;
     this.allocator = allocator;
@@ -173,9 +176,9 @@ public final class AttachmentKeeper {
   /** Older than the grace, and not read afresh within it. */
   private boolean settled(IPAddress object) {
     java.time.Instant now = clock.instant();
-    orphanReads.values().removeIf(at -> at.plus(ORPHAN_GRACE).isBefore(now));
+    orphanReads.values().removeIf(at -> at.plus(orphanGrace).isBefore(now));
     String created = object.getMetadata().getCreationTimestamp();
-    return created != null && java.time.Instant.parse(created).plus(ORPHAN_GRACE).isBefore(now);
+    return created != null && java.time.Instant.parse(created).plus(orphanGrace).isBefore(now);
   }
 
   private static PodState state(Pod pod, Lease lease) {

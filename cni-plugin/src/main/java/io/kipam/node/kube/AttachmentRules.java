@@ -32,8 +32,8 @@ public final class AttachmentRules {
   }
 
   /**
-   * The facts of one IPAddress object; {@code settled}: it is older than {@link
-   * AttachmentKeeper#ORPHAN_GRACE}, so a pod missing from the watch is not merely one the watch has
+   * The facts of one IPAddress object; {@code settled}: it is older than the orphan grace ({@code
+   * KIPAM_ORPHAN_GRACE_SECONDS}), so a pod missing from the watch is not merely one the watch has
    * not shown yet.
    */
   public record Facts(

@@ -1,39 +1,59 @@
 package io.kipam.operator.audit;
 
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
- * {@link OrphanRules.Facts} read from the API server with GETs (consistent reads, never a cache).
- * Pods are read for every question. Blocks, Nodes and pools are few (bounded by the cluster's size,
- * not by its pods), so within one audit each is read once and remembered; {@link #uncached} answers
- * every question afresh, for the read just before a delete.
+ * {@link OrphanRules.Facts} read from the API server (consistent reads, never a cache).
+ *
+ * <p>For the periodic audit ({@link #forOneAudit}), IPBlocks and Nodes are listed once, page by
+ * page, when first asked about, and only their names kept: a few requests per audit however many
+ * addresses name them, never a GET per address (design §6). Pods are read only for addresses of a
+ * Node that is gone: a node's daemon audits its own addresses against its pod watch. {@link
+ * #forCheck} (the {@code check} command) reads the Pod of every address, and {@link #uncached}
+ * answers every question with a GET of its own, for the read just before a delete, under the same
+ * rule as the audit.
  */
 public final class ClusterFacts implements OrphanRules.Facts {
 
+  /** Objects per LIST page when the names of every IPBlock or Node are read. */
+  static final long PAGE = 500;
+
   private final KubernetesClient client;
-  private final Map<String, Boolean> blocks;
-  private final Map<String, Boolean> nodes;
+  private final boolean listed;
+  private final boolean allPods;
+  private Set<String> blocks;
+  private Set<String> nodes;
   private final Map<String, Optional<IPPool>> pools = new HashMap<>();
 
-  private ClusterFacts(KubernetesClient client, boolean remember) {
+  private ClusterFacts(KubernetesClient client, boolean listed, boolean allPods) {
     this.client = client;
-    this.blocks = remember ? new HashMap<>() : null;
-    this.nodes = remember ? new HashMap<>() : null;
+    this.listed = listed;
+    this.allPods = allPods;
   }
 
-  /** For one audit: blocks and Nodes remembered until it ends. */
+  /** For one audit: block and Node names listed once; Pods of gone Nodes only. */
   public static ClusterFacts forOneAudit(KubernetesClient client) {
-    return new ClusterFacts(client, true);
+    return new ClusterFacts(client, true, false);
   }
 
+  /** For one {@code check}: as {@link #forOneAudit}, but the Pod of every address is read. */
+  public static ClusterFacts forCheck(KubernetesClient client) {
+    return new ClusterFacts(client, true, true);
+  }
+
+  /** Every question read afresh, under the audit's rule for Pods. */
   public static ClusterFacts uncached(KubernetesClient client) {
-    return new ClusterFacts(client, false);
+    return new ClusterFacts(client, false, false);
   }
 
   /** The IPPool {@code name}, read once per audit (pools are few). */
@@ -49,19 +69,45 @@ public final class ClusterFacts implements OrphanRules.Facts {
   }
 
   @Override
+  public boolean checksPodsOn(String node) {
+    return allPods || node == null || !nodeExists(node);
+  }
+
+  @Override
   public boolean blockExists(String name) {
-    if (blocks == null) {
+    if (!listed) {
       return client.resources(IPBlock.class).withName(name).get() != null;
     }
-    return blocks.computeIfAbsent(
-        name, n -> client.resources(IPBlock.class).withName(n).get() != null);
+    if (blocks == null) {
+      blocks = names(options -> client.resources(IPBlock.class).list(options));
+    }
+    return blocks.contains(name);
   }
 
   @Override
   public boolean nodeExists(String name) {
-    if (nodes == null) {
+    if (!listed) {
       return client.nodes().withName(name).get() != null;
     }
-    return nodes.computeIfAbsent(name, n -> client.nodes().withName(n).get() != null);
+    if (nodes == null) {
+      nodes = names(options -> client.nodes().list(options));
+    }
+    return nodes.contains(name);
+  }
+
+  /** The names of every object of a kind, read page by page. */
+  private static Set<String> names(
+      Function<
+              io.fabric8.kubernetes.api.model.ListOptions,
+              io.fabric8.kubernetes.api.model.KubernetesResourceList<?>>
+          list) {
+    Set<String> names = new HashSet<>();
+    String token = null;
+    do {
+      var page = list.apply(new ListOptionsBuilder().withLimit(PAGE).withContinue(token).build());
+      page.getItems().forEach(o -> names.add(o.getMetadata().getName()));
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return names;
   }
 }

@@ -12,8 +12,9 @@ import java.util.Optional;
 
 /**
  * Decides whether an IPAddress is an orphan, from what the cluster says about the objects it names,
- * and what removing one takes. Pure: the caller looks the objects up. The Pod is checked first,
- * then the block, then the Node, so an address missing several is reported for the first.
+ * and what removing one takes. Pure: the caller looks the objects up (and says whose Pods it looks
+ * up at all: {@link Facts#checksPodsOn}). The Pod is checked first, then the block, then the Node,
+ * so an address missing several is reported for the first.
  *
  * <p>A Terminating IPAddress (deleted, held by the finalizer {@code kipam.io/attachment} until its
  * attachment is over) is its node daemon's to finish while its Node exists: it is no orphan then,
@@ -31,6 +32,15 @@ public final class OrphanRules {
     boolean blockExists(String name);
 
     boolean nodeExists(String name);
+
+    /**
+     * Whether the Pods of addresses on Node {@code node} are looked up. The periodic audit does so
+     * only where no daemon can: for a Node that is gone (design §6; a node's daemon audits its own
+     * addresses against its pod watch); {@code kipam-operator check} everywhere.
+     */
+    default boolean checksPodsOn(String node) {
+      return true;
+    }
   }
 
   /** An orphan: why, and a sentence naming the missing object. */
@@ -86,7 +96,10 @@ public final class OrphanRules {
     }
     String namespace = address.getMetadata().getNamespace();
     PodReference pod = heldByNode(address) ? null : podOf(address);
-    if (pod != null && pod.getName() != null && pod.getUid() != null) {
+    if (pod != null
+        && pod.getName() != null
+        && pod.getUid() != null
+        && facts.checksPodsOn(address.getSpec().getNode())) {
       Optional<String> uid = facts.podUid(namespace, pod.getName());
       if (uid.isEmpty() || !uid.get().equals(pod.getUid())) {
         return verdict(OrphanReason.POD, namespace + "/" + pod.getName(), pod.getUid());

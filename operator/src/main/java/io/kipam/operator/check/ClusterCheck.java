@@ -69,7 +69,7 @@ public final class ClusterCheck {
       }
     }
     Predicate<String> wanted = pool -> only.isEmpty() || only.contains(pool);
-    ClusterFacts facts = ClusterFacts.forOneAudit(client);
+    ClusterFacts facts = ClusterFacts.forCheck(client);
     Map<String, Long> allocated = new HashMap<>();
     List<Problem> problems = new ArrayList<>();
     AddressScan scan = new AddressScan(client, facts, pageSize, n -> {});

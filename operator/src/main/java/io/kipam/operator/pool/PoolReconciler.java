@@ -143,17 +143,20 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   @Override
   public UpdateControl<IPPool> reconcile(IPPool pool, Context<IPPool> context) {
     PoolFacts facts = facts(pool, context, Optional.empty());
+    Optional<Outcome> outcome;
     if (facts.invalid().isPresent() || PoolOverlaps.markedReady(pool)) {
       // Nothing to decide: an invalid pool is never Ready, and a pool marked Ready loses only to
       // another pool marked Ready before it, which no decision of this operator makes.
       Optional<IPPool> winner = PoolOverlaps.winnerOver(pool, peers(context));
-      report(
-          pool, Optional.of(write(pool, pool.getStatus(), facts.withOverlapping(winner), context)));
+      outcome = Optional.of(write(pool, pool.getStatus(), facts.withOverlapping(winner), context));
     } else {
-      report(
-          pool, locks.holding(PoolOverlaps.network(pool), () -> decideReady(pool, facts, context)));
+      outcome = locks.holding(PoolOverlaps.network(pool), () -> decideReady(pool, facts, context));
     }
-    return UpdateControl.noUpdate();
+    report(pool, outcome);
+    Optional<Duration> deferred = outcome.flatMap(o -> Optional.ofNullable(o.deferred()));
+    return deferred
+        .map(d -> UpdateControl.<IPPool>noUpdate().rescheduleAfter(Math.max(1, d.toMillis())))
+        .orElseGet(UpdateControl::noUpdate);
   }
 
   /**
@@ -198,6 +201,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     log.info(
         "IPPool {} has no IPAddress left; removing its finalizer", pool.getMetadata().getName());
     metrics.forgetPool(pool.getMetadata().getName());
+    countsWritten.remove(pool.getMetadata().getName());
     return DeleteControl.defaultDelete();
   }
 
@@ -261,8 +265,29 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     return labels == null ? Map.of() : labels;
   }
 
-  /** A pool's status as it was, as computed, and whether it was written. */
-  private record Outcome(IPPoolStatus before, IPPoolStatus status, boolean written) {}
+  /**
+   * At most one status write per pool in this period when only its counts changed. Every status
+   * write of a pool reaches every kipam-node daemon (each watches the pools), and the block status
+   * writes the counts follow grow with the nodes: coalesced, a daemon's share stays the same
+   * whatever the cluster's size. A change of anything else (Ready, a condition, {@code
+   * status.nodes}) is written at once.
+   */
+  public static final Duration COUNTS_PERIOD = Duration.ofSeconds(2);
+
+  private final Map<String, java.time.Instant> countsWritten =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * A pool's status as it was, as computed, and whether it was written; {@code deferred}: the
+   * counts changed but were written less than {@link #COUNTS_PERIOD} ago, so the pool is looked at
+   * again after that long (null otherwise).
+   */
+  private record Outcome(
+      IPPoolStatus before, IPPoolStatus status, boolean written, Duration deferred) {
+    Outcome(IPPoolStatus before, IPPoolStatus status, boolean written) {
+      this(before, status, written, null);
+    }
+  }
 
   /** Computes the status and writes it only when it differs from {@code before}. */
   private Outcome write(
@@ -287,10 +312,19 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     if (same(before, status, context)) {
       return new Outcome(before, status, false);
     }
+    String name = pool.getMetadata().getName();
+    java.time.Instant now = clock.instant();
+    java.time.Instant last = countsWritten.get(name);
+    if (last != null
+        && last.plus(COUNTS_PERIOD).isAfter(now)
+        && sameButCounts(before, status, context)) {
+      return new Outcome(before, before, false, Duration.between(now, last.plus(COUNTS_PERIOD)));
+    }
     IPPool fresh = new IPPool();
-    fresh.setMetadata(new ObjectMetaBuilder().withName(pool.getMetadata().getName()).build());
+    fresh.setMetadata(new ObjectMetaBuilder().withName(name).build());
     fresh.setStatus(status);
     PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(pool, fresh, context);
+    countsWritten.put(name, now);
     return new Outcome(before, status, true);
   }
 
@@ -320,6 +354,45 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         status.getBlocks(),
         PoolTransitions.summary(status));
     transitions.report(pool, outcome.get().before(), status);
+  }
+
+  /**
+   * Whether {@code a} and {@code b} differ in their counts alone (and in the condition messages
+   * that quote them).
+   */
+  private static boolean sameButCounts(IPPoolStatus a, IPPoolStatus b, Context<IPPool> context) {
+    if (a == null) {
+      return false;
+    }
+    var serialization = context.getClient().getKubernetesSerialization();
+    Map<?, ?> left = new java.util.HashMap<>(serialization.convertValue(a, Map.class));
+    Map<?, ?> right = new java.util.HashMap<>(serialization.convertValue(b, Map.class));
+    for (String count : List.of("allocated", "available", "blocks")) {
+      left.remove(count);
+      right.remove(count);
+    }
+    return Objects.equals(withoutMessages(left), withoutMessages(right));
+  }
+
+  /** A status map whose conditions lack their messages (which quote the counts). */
+  @SuppressWarnings("unchecked")
+  private static Map<Object, Object> withoutMessages(Map<?, ?> status) {
+    Map<Object, Object> copy = new java.util.HashMap<>(status);
+    Object conditions = copy.get("conditions");
+    if (conditions instanceof List<?> list) {
+      copy.put(
+          "conditions",
+          list.stream()
+              .map(
+                  c -> {
+                    Map<Object, Object> condition =
+                        new java.util.HashMap<>((Map<Object, Object>) c);
+                    condition.remove("message");
+                    return condition;
+                  })
+              .toList());
+    }
+    return copy;
   }
 
   private static boolean same(IPPoolStatus a, IPPoolStatus b, Context<IPPool> context) {

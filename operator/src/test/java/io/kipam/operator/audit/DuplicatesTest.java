@@ -92,4 +92,33 @@ class DuplicatesTest {
     assertThat(d.result().get(new Slot("", "10.0.0.1")))
         .containsExactly(holder("a", "p"), holder("b", "p"));
   }
+
+  /**
+   * 150,000 distinct addresses over two networks, in a seeded random order, with a few planted
+   * twice (in the last namespace): exactly the planted ones are found.
+   */
+  @Test
+  void amongManyAddressesExactlyThePlantedDuplicatesAreFound() {
+    long seed =
+        Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    System.out.println("seed " + seed + " (-Dkipam.seed= repeats it)");
+    java.util.Random random = new java.util.Random(seed);
+    java.util.List<Held> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 150_000; i++) {
+      String ip = "10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255);
+      all.add(new Held(i % 2 == 0 ? "" : "net-b", ip, "ns-" + (i % 7), "p"));
+    }
+    java.util.Set<Slot> planted = new java.util.HashSet<>();
+    for (int k = 0; k < 5; k++) {
+      Held twin = all.get(random.nextInt(150_000));
+      if (planted.add(new Slot(twin.network(), twin.ip()))) {
+        all.add(new Held(twin.network(), twin.ip(), "ns-last", "p"));
+      }
+    }
+    java.util.Collections.shuffle(all, random);
+
+    Duplicates d = twoPasses(all.toArray(Held[]::new));
+
+    assertThat(d.result().keySet()).isEqualTo(planted);
+  }
 }

@@ -11,6 +11,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.DaemonMetrics;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.ProcessCpu;
 import io.kipam.system.harness.SimulatedNodes;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -46,12 +47,15 @@ import org.junit.jupiter.api.Test;
  * the real daemon received per minute while the simulated nodes churned (its own metric {@code
  * kipam_node_watch_events_total}), next to the events a watch of every block of the pool — what
  * kipam-node watched before — received in the same minute, the listings the daemon made, and
- * kube-apiserver's and etcd's memory; and it draws both event rates over the number of nodes.
+ * kube-apiserver's and etcd's memory; and it draws both event rates over the number of nodes. Then,
+ * at the largest size, 100 ADDs and DELs a second on the simulated nodes for 5 minutes: how far the
+ * pool's {@code status.allocated} lags behind the truth (printed, and drawn).
  *
  * <p>Run with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT -DskipE2E
  * -Dit.test=ScaleBenchmark}; {@code -Dkipam.scale.nodes=50,500,5000}, {@code
  * -Dkipam.scale.windowSeconds=60} and {@code -Dkipam.scale.churn=50} (simulated ADD+DEL pairs a
- * second) change the sizes, the measured minute and the churn; {@code -Dkipam.seed=} repeats the
+ * second) change the sizes, the measured minute and the churn, {@code -Dkipam.scale.lagSeconds=300}
+ * and {@code -Dkipam.scale.lagChurn=100} the pool-status phase; {@code -Dkipam.seed=} repeats the
  * simulated nodes' choices. docs/benchmarks.md has results. Printed, never asserted.
  */
 public class ScaleBenchmark {
@@ -92,6 +96,10 @@ public class ScaleBenchmark {
               .inform(counting(poolWatchEvents));
       List<Row> rows = new ArrayList<>();
       int podIndex = 0;
+      // The real node starts every window in the same state: its slot claimed, its pods live.
+      for (; podIndex < LIVE_ON_THE_REAL_NODE; podIndex++) {
+        assertThat(rig.add(pool, podIndex).ok()).as("warm-up ADD %d", podIndex).isTrue();
+      }
       try (SimulatedNodes sims = new SimulatedNodes(client, pool, rig.namespaces(), seed)) {
         for (int size : sizes) {
           long grow = System.nanoTime();
@@ -100,6 +108,8 @@ public class ScaleBenchmark {
               "  %d simulated nodes registered, each holding a slot, in %.0f s%n",
               size, (System.nanoTime() - grow) / 1e9);
           Thread.sleep(20_000); // kipam-operator catches up with the new Nodes and blocks
+          Map<String, Double> kinds0 =
+              DaemonMetrics.samples(rig.daemon.socket, "kipam_node_watch_events_total");
           double events0 = DaemonMetrics.sum(rig.daemon.socket, "kipam_node_watch_events_total");
           double listings0 =
               DaemonMetrics.sum(rig.daemon.socket, "kipam_node_block_listings_total");
@@ -139,7 +149,21 @@ public class ScaleBenchmark {
                   rssMiB(controlPlane, "etcd"));
           rows.add(row);
           System.out.println(row);
+          Map<String, Double> kinds =
+              DaemonMetrics.samples(rig.daemon.socket, "kipam_node_watch_events_total");
+          StringBuilder byKind = new StringBuilder("        the daemon's events/min by kind:");
+          kinds.forEach(
+              (kind, n) ->
+                  byKind.append(
+                      String.format(
+                          " %s %.0f",
+                          kind.replaceAll("[^A-Za-z]|kind", ""),
+                          (n - kinds0.getOrDefault(kind, 0.0)) / minutes)));
+          System.out.println(byKind);
         }
+        Duration churnFor = Duration.ofSeconds(Long.getLong("kipam.scale.lagSeconds", 300));
+        double lagRate = Double.parseDouble(System.getProperty("kipam.scale.lagChurn", "100"));
+        poolLag(client, pool, sims, lagRate, churnFor, LIVE_ON_THE_REAL_NODE);
       } finally {
         poolWatch.close();
       }
@@ -186,6 +210,178 @@ public class ScaleBenchmark {
           apiServerMiB,
           etcdMiB);
     }
+  }
+
+  /**
+   * Pool status behind the truth: {@code perSecond} ADDs a second on the simulated nodes, each with
+   * a DEL, for {@code window}; in the first half every other DEL is left out and in the second half
+   * every other one doubled, so the truth climbs and falls. The truth (the addresses held, sampled
+   * every 200 ms) is set against the pool's {@code status.allocated} (read every second); the lag
+   * of a reading is how far back the truth last took that value.
+   */
+  private static void poolLag(
+      KubernetesClient client,
+      String pool,
+      SimulatedNodes sims,
+      double perSecond,
+      Duration window,
+      long realLive)
+      throws Exception {
+    List<long[]> truth = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<long[]> status = new ArrayList<>();
+    long start = System.nanoTime();
+    java.util.concurrent.ScheduledExecutorService sampler =
+        Executors.newSingleThreadScheduledExecutor();
+    sampler.scheduleAtFixedRate(
+        () -> truth.add(new long[] {System.nanoTime() - start, sims.live() + realLive}),
+        0,
+        200,
+        TimeUnit.MILLISECONDS);
+    int threads = 8;
+    ExecutorService workers = Executors.newFixedThreadPool(threads);
+    AtomicLong adds = new AtomicLong();
+    AtomicLong dels = new AtomicLong();
+    AtomicLong lost = new AtomicLong();
+    List<Future<?>> parts = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int offset = t;
+      parts.add(
+          workers.submit(
+              () -> {
+                for (long i = offset; ; i += threads) {
+                  long due = start + (long) (i / perSecond * 1e9);
+                  if (due - start >= window.toNanos()) {
+                    return null;
+                  }
+                  long wait = due - System.nanoTime();
+                  if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                  }
+                  boolean climbing = due - start < window.toNanos() / 2;
+                  int deletes = climbing ? (i % 2 == 0 ? 1 : 0) : (i % 2 == 0 ? 2 : 1);
+                  try {
+                    if (sims.addOnce()) {
+                      adds.incrementAndGet();
+                    }
+                    for (int d = 0; d < deletes; d++) {
+                      if (sims.deleteOnce()) {
+                        dels.incrementAndGet();
+                      }
+                    }
+                  } catch (RuntimeException e) {
+                    lost.incrementAndGet();
+                  }
+                }
+              }));
+    }
+    workers.shutdown();
+    while (!workers.isTerminated()) {
+      var object = client.resources(io.kipam.api.v1alpha1.IPPool.class).withName(pool).get();
+      Long allocated = object.getStatus() == null ? null : object.getStatus().getAllocated();
+      if (allocated != null) {
+        status.add(new long[] {System.nanoTime() - start, allocated});
+      }
+      Thread.sleep(1000);
+    }
+    for (Future<?> part : parts) {
+      part.get();
+    }
+    Thread.sleep(15_000); // the status catches up with the last changes
+    for (int i = 0; i < 15; i++) {
+      var object = client.resources(io.kipam.api.v1alpha1.IPPool.class).withName(pool).get();
+      status.add(new long[] {System.nanoTime() - start, object.getStatus().getAllocated()});
+    }
+    sampler.shutdownNow();
+    double seconds = window.toNanos() / 1e9;
+    List<long[]> truths;
+    synchronized (truth) {
+      truths = new ArrayList<>(truth);
+    }
+    List<Double> lags = new ArrayList<>();
+    long worstError = 0;
+    for (long[] reading : status) {
+      lags.add(lagOf(reading, truths));
+      worstError = Math.max(worstError, Math.abs(reading[1] - truthAt(reading[0], truths)));
+    }
+    List<Double> sorted = new ArrayList<>(lags);
+    java.util.Collections.sort(sorted);
+    long over = lags.stream().filter(l -> l > 10).count();
+    System.out.printf(
+        "pool status lag: %d ADDs (%.1f/s) and %d DELs (%.1f/s) over %d simulated nodes in %.0f s"
+            + " (%d lost to API errors); %d readings of status.allocated: lag p50 %.1f s, p99 %.1f s,"
+            + " max %.1f s, %d over 10 s; largest gap to the truth %d addresses; final status %d,"
+            + " truth %d%n",
+        adds.get(),
+        adds.get() / seconds,
+        dels.get(),
+        dels.get() / seconds,
+        sims.size(),
+        seconds,
+        lost.get(),
+        lags.size(),
+        sorted.get(sorted.size() / 2),
+        sorted.get(Math.min(sorted.size() - 1, (int) (sorted.size() * 0.99))),
+        sorted.get(sorted.size() - 1),
+        over,
+        worstError,
+        status.get(status.size() - 1)[1],
+        sims.live() + realLive);
+    lagChart(truths, status);
+  }
+
+  /** How far back (s) the truth last took the value of {@code reading}; 0 if it has it now. */
+  private static double lagOf(long[] reading, List<long[]> truths) {
+    long lowest = Long.MAX_VALUE;
+    long highest = Long.MIN_VALUE;
+    for (int i = truths.size() - 1; i >= 0; i--) {
+      long[] sample = truths.get(i);
+      if (sample[0] > reading[0]) {
+        continue;
+      }
+      lowest = Math.min(lowest, sample[1]);
+      highest = Math.max(highest, sample[1]);
+      if (reading[1] >= lowest && reading[1] <= highest) {
+        return (reading[0] - sample[0]) / 1e9;
+      }
+    }
+    return reading[0] / 1e9;
+  }
+
+  private static long truthAt(long at, List<long[]> truths) {
+    long value = truths.isEmpty() ? 0 : truths.get(0)[1];
+    for (long[] sample : truths) {
+      if (sample[0] > at) {
+        break;
+      }
+      value = sample[1];
+    }
+    return value;
+  }
+
+  private static void lagChart(List<long[]> truths, List<long[]> status) throws Exception {
+    System.setProperty("java.awt.headless", "true");
+    XYSeries truth = new XYSeries("addresses held (truth)");
+    truths.forEach(t -> truth.add(t[0] / 1e9, t[1]));
+    XYSeries allocated = new XYSeries("IPPool status.allocated");
+    status.forEach(s -> allocated.add(s[0] / 1e9, s[1]));
+    XYSeriesCollection data = new XYSeriesCollection();
+    data.addSeries(truth);
+    data.addSeries(allocated);
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "Pool status against the truth under churn",
+            "seconds",
+            "allocated addresses",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
+    ((org.jfree.chart.axis.NumberAxis) ((XYPlot) chart.getPlot()).getRangeAxis())
+        .setAutoRangeIncludesZero(false);
+    Path dir = Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report"));
+    Files.createDirectories(dir);
+    ChartUtils.saveChartAsPNG(dir.resolve("scale-pool-lag.png").toFile(), chart, 960, 560);
   }
 
   /** Churns at {@code perSecond} ADD+DEL pairs on the simulated nodes for {@code window}. */
@@ -251,19 +447,7 @@ public class ScaleBenchmark {
 
   private static double rssMiB(ControlPlane controlPlane, String name) {
     Long pid = controlPlane.pids().get(name);
-    if (pid == null) {
-      return Double.NaN;
-    }
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc", pid.toString(), "status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
-        }
-      }
-    } catch (java.io.IOException e) {
-      return Double.NaN;
-    }
-    return Double.NaN;
+    return pid == null ? Double.NaN : ProcessCpu.rssMiB(pid);
   }
 
   private static void report(List<Row> rows) throws Exception {

@@ -37,6 +37,18 @@ public final class DaemonMetrics {
     return sum;
   }
 
+  /** Every sample of the counter {@code name}, by its label set as printed ({@code ""}: none). */
+  public static java.util.Map<String, Double> samples(Path socket, String name) throws IOException {
+    Matcher m =
+        Pattern.compile("^" + name + "(\\{[^}]*\\})? ([0-9.eE+-]+)$", Pattern.MULTILINE)
+            .matcher(get(socket, "/metrics"));
+    java.util.Map<String, Double> samples = new java.util.TreeMap<>();
+    while (m.find()) {
+      samples.put(m.group(1) == null ? "" : m.group(1), Double.parseDouble(m.group(2)));
+    }
+    return samples;
+  }
+
   private static double value(String metrics, String name) {
     Matcher m =
         Pattern.compile(

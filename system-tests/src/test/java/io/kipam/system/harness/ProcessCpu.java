@@ -99,6 +99,20 @@ public final class ProcessCpu {
     return peaks;
   }
 
+  /** A process's resident memory now (VmRSS) in MiB; NaN when it is gone. */
+  public static double rssMiB(long pid) {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid), "status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+        }
+      }
+    } catch (IOException e) {
+      return Double.NaN;
+    }
+    return Double.NaN;
+  }
+
   /** The machine's busy ticks over all cores since boot (/proc/stat's "cpu" line). */
   private static long machineBusyTicks() {
     try {

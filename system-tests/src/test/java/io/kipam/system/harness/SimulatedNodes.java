@@ -1,5 +1,6 @@
 package io.kipam.system.harness;
 
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -17,7 +18,6 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.Fixtures;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -34,11 +34,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Nodes without a kipam-node process, whose objects are written the way kipam-node writes them: a
- * Node object registered as a kubelet would; one Exclusive slot of the pool claimed by {@code
- * create} (labels, finalizer and owner as kipam-node sets them); an IPAddress created per ADD and
- * deleted per DEL in one of several namespaces; and the slot's {@code status.allocated} written at
- * most once every {@link #STATUS_PERIOD_SECONDS} per slot, as kipam-node coalesces it. For scale
- * benchmarks: thousands of such nodes cost the test JVM a few threads, not a JVM each.
+ * Node object; one Exclusive slot of the pool claimed by {@code create} (labels, finalizer and
+ * owner as kipam-node sets them); an IPAddress created per ADD and deleted per DEL in one of
+ * several namespaces; and the slot's {@code status.allocated} written at most once every {@link
+ * #STATUS_PERIOD_SECONDS} per slot, as kipam-node coalesces it. For scale benchmarks: thousands of
+ * such nodes cost the test JVM a few threads, not a JVM each.
  *
  * <p>The IPAddresses carry no owner reference (there is no Pod to own them) and no finalizer, so a
  * run with kipam-operator's audit on would report them as orphans: benchmarks turn it off or count
@@ -74,6 +74,7 @@ public final class SimulatedNodes implements AutoCloseable {
   private final ScheduledExecutorService statusWriter =
       Executors.newSingleThreadScheduledExecutor();
   private final AtomicLong writes = new AtomicLong();
+  private final AtomicLong live = new AtomicLong();
 
   public SimulatedNodes(KubernetesClient client, String pool, List<String> namespaces, long seed) {
     this.client = client;
@@ -93,6 +94,11 @@ public final class SimulatedNodes implements AutoCloseable {
 
   public int size() {
     return sims.size();
+  }
+
+  /** The IPAddresses the simulated nodes hold now: the truth a pool's status should follow. */
+  public long live() {
+    return live.get();
   }
 
   /** API writes the simulated nodes made so far. */
@@ -123,8 +129,19 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   private Sim register(String node) {
-    Fixtures.registerNode(client, node);
-    writes.addAndGet(3);
+    // The Node object alone: no kubelet heartbeats, no Ready condition (kipam reads neither), and
+    // no further write that would race kipam-operator's kipam.io/ip on it.
+    client
+        .nodes()
+        .resource(
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName(node)
+                .withLabels(Map.of("kubernetes.io/hostname", node, "kubernetes.io/os", "linux"))
+                .endMetadata()
+                .build())
+        .create();
+    writes.incrementAndGet();
     while (true) {
       Cidr slot;
       synchronized (slots) {
@@ -176,10 +193,7 @@ public final class SimulatedNodes implements AutoCloseable {
    * it holds {@code live}, its oldest address goes first (a DEL). Returns the writes made.
    */
   public int churnOnce(int live) {
-    Sim sim;
-    synchronized (sims) {
-      sim = sims.get(random.nextInt(sims.size()));
-    }
+    Sim sim = draw();
     int made = 0;
     synchronized (sim) {
       if (sim.held.size() >= live) {
@@ -206,11 +220,15 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   private void create(Sim sim, IpAddress ip) {
+    create(sim, ip, namespaceOf(ip));
+  }
+
+  private void create(Sim sim, IpAddress ip, String namespace) {
     IPAddress address = new IPAddress();
     address.setMetadata(
         new ObjectMetaBuilder()
             .withName(ResourceNames.addressName(pool, ip))
-            .withNamespace(namespaceOf(ip))
+            .withNamespace(namespace)
             .withLabels(
                 Map.of(
                     ApiConstants.LABEL_POOL,
@@ -231,6 +249,7 @@ public final class SimulatedNodes implements AutoCloseable {
     spec.setInterfaceName("eth0");
     address.setSpec(spec);
     client.resource(address).create();
+    live.incrementAndGet();
   }
 
   private void delete(Sim sim, IpAddress ip) {
@@ -239,6 +258,63 @@ public final class SimulatedNodes implements AutoCloseable {
         .inNamespace(namespaceOf(ip))
         .withName(ResourceNames.addressName(pool, ip))
         .delete();
+    live.decrementAndGet();
+  }
+
+  /** One ADD on a simulated node drawn at random; returns whether it was made. */
+  public boolean addOnce() {
+    Sim sim = draw();
+    synchronized (sim) {
+      if (!sim.next.hasNext()) {
+        sim.next = layout.assignable(sim.slot).iterator();
+      }
+      IpAddress ip = sim.next.next();
+      if (sim.held.contains(ip)) {
+        return false;
+      }
+      create(sim, ip);
+      sim.held.addLast(ip);
+    }
+    writes.incrementAndGet();
+    return true;
+  }
+
+  /** One DEL of the oldest address of a simulated node drawn at random; false if it held none. */
+  public boolean deleteOnce() {
+    Sim sim = draw();
+    synchronized (sim) {
+      if (sim.held.isEmpty()) {
+        return false;
+      }
+      delete(sim, sim.held.removeFirst());
+    }
+    writes.incrementAndGet();
+    return true;
+  }
+
+  /**
+   * Writes an address some simulated node holds a second time, in {@code namespace}, as a faulty
+   * writer would (the API server refuses a name twice only within one namespace); returns it.
+   */
+  public IpAddress plantDuplicate(String namespace) {
+    while (true) {
+      Sim sim = draw();
+      synchronized (sim) {
+        if (sim.held.isEmpty()) {
+          continue;
+        }
+        IpAddress ip = sim.held.peekLast();
+        create(sim, ip, namespace);
+        live.decrementAndGet(); // not one more address held
+        return ip;
+      }
+    }
+  }
+
+  private Sim draw() {
+    synchronized (sims) {
+      return sims.get(random.nextInt(sims.size()));
+    }
   }
 
   /** Writes each slot's count when it changed and its last write is old enough. */

@@ -35,6 +35,15 @@ public final class ApiClients {
         settings.kubeconfig(), settings.apiQps(), settings.apiBurst(), settings.requestTimeout());
   }
 
+  /** The audit's own client: its budget ({@code KIPAM_AUDIT_QPS}) never slows a reconcile. */
+  static KubernetesClient forAudit(OperatorSettings settings) throws IOException {
+    return create(
+        settings.kubeconfig(),
+        settings.auditQps(),
+        settings.auditBurst(),
+        settings.requestTimeout());
+  }
+
   /**
    * A client from the kubeconfig at {@code kubeconfig}, else fabric8's own resolution (in-cluster
    * service account, {@code ~/.kube/config}).

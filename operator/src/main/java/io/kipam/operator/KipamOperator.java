@@ -42,6 +42,7 @@ public final class KipamOperator implements AutoCloseable {
   private final OperatorSettings settings;
   private final OperatorMetrics metrics = new OperatorMetrics();
   private KubernetesClient client;
+  private KubernetesClient auditClient;
   private Operator operator;
   private MetricsServer http;
   private CapacityPublisher capacity;
@@ -105,6 +106,7 @@ public final class KipamOperator implements AutoCloseable {
 
   private void run() throws Exception {
     client = ApiClients.create(settings);
+    auditClient = ApiClients.forAudit(settings);
     Clock clock = Clock.systemUTC();
     EventRecorder events =
         new EventRecorder(client, settings.eventNamespace(), settings.identity(), clock);
@@ -144,8 +146,8 @@ public final class KipamOperator implements AutoCloseable {
     audit =
         new AuditLoop(
             new Audit(
-                client,
-                delete,
+                auditClient,
+                new PreconditionedDelete(auditClient),
                 events,
                 metrics,
                 clock,
@@ -270,6 +272,9 @@ public final class KipamOperator implements AutoCloseable {
       }
       if (client != null) {
         client.close();
+      }
+      if (auditClient != null) {
+        auditClient.close();
       }
       leading = false;
       metrics.leader(false);

@@ -15,8 +15,10 @@ import java.util.UUID;
  * @param kubeconfig {@code KUBECONFIG}; absent: the pod's service account (in-cluster)
  * @param metricsPort {@code KIPAM_METRICS_PORT} (8080): {@code /metrics}, {@code /healthz}, {@code
  *     /readyz}; 0 picks a free port
- * @param apiQps {@code KIPAM_API_QPS} (50): sustained API requests per second (watches excluded)
- * @param apiBurst {@code KIPAM_API_BURST} (100): requests allowed at once above the sustained rate
+ * @param apiQps {@code KIPAM_API_QPS} (200): sustained API requests per second of the reconcilers
+ *     and of {@code kipam.io/ip} on Nodes (watches excluded): 1,000 Nodes created at once get their
+ *     value within seconds
+ * @param apiBurst {@code KIPAM_API_BURST} (400): requests allowed at once above the sustained rate
  * @param requestTimeout {@code KIPAM_API_TIMEOUT_SECONDS} (15): one API request's deadline
  * @param reconcileThreads {@code KIPAM_RECONCILE_THREADS} (8): reconciles that run at once
  * @param blockIdleDelay {@code KIPAM_BLOCK_IDLE_SECONDS} (300): how long a block must have been
@@ -48,6 +50,9 @@ import java.util.UUID;
  *     seen orphaned, by two audits at least this far apart, before it is removed
  * @param auditPageSize {@code KIPAM_AUDIT_PAGE_SIZE} (500): IPAddresses per LIST page of the audit,
  *     the most it holds at once
+ * @param auditQps {@code KIPAM_AUDIT_QPS} (20): the audit's own requests per second, on a client of
+ *     its own, so it never takes the reconcilers' budget (design §6)
+ * @param auditBurst {@code KIPAM_AUDIT_BURST} (40): the audit's requests at once above its rate
  * @param exitOnLostLeadership not from the environment: {@link KipamOperator#main} exits the
  *     process when it loses the Lease, so no reconcile of the old leader overlaps the new one's; an
  *     operator run inside another program (tests) stops itself instead
@@ -76,14 +81,18 @@ public record OperatorSettings(
     Duration auditInterval,
     Duration orphanGrace,
     int auditPageSize,
+    double auditQps,
+    int auditBurst,
     boolean exitOnLostLeadership) {
 
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
     Reader read = new Reader(env, problems);
     int port = (int) read.number("KIPAM_METRICS_PORT", 8080, 0, 65535);
-    double qps = read.number("KIPAM_API_QPS", 50, 1, 100_000);
-    int burst = (int) read.number("KIPAM_API_BURST", 100, 1, 100_000);
+    double qps = read.number("KIPAM_API_QPS", 200, 1, 100_000);
+    int burst = (int) read.number("KIPAM_API_BURST", 400, 1, 100_000);
+    double auditQps = read.number("KIPAM_AUDIT_QPS", 20, 1, 100_000);
+    int auditBurst = (int) read.number("KIPAM_AUDIT_BURST", 40, 1, 100_000);
     Duration timeout = read.seconds("KIPAM_API_TIMEOUT_SECONDS", 15, 1);
     int threads = (int) read.number("KIPAM_RECONCILE_THREADS", 8, 1, 1000);
     Duration idle = read.seconds("KIPAM_BLOCK_IDLE_SECONDS", 300, 0);
@@ -137,6 +146,8 @@ public record OperatorSettings(
         audit,
         orphanGrace,
         auditPage,
+        auditQps,
+        auditBurst,
         true);
   }
 
@@ -166,6 +177,8 @@ public record OperatorSettings(
         auditInterval,
         orphanGrace,
         auditPageSize,
+        auditQps,
+        auditBurst,
         false);
   }
 

@@ -14,12 +14,16 @@ import io.kipam.operator.OperatorMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,10 +36,12 @@ import org.slf4j.LoggerFactory;
  * NodeAddresses}) current on every Node. Informers on Nodes, pools and blocks mark the picture
  * changed; once every {@code interval} the leader computes every Node's values and writes the Nodes
  * whose values differ from what their status says, one JSON merge patch of the status subresource
- * each. So a Node is written at most once per interval however fast blocks change, and a Node that
- * kubelet registered again (a new object, without kipam's resources) gets its values back at the
- * next pass. A value written is not written again until the Node's cache shows something else for
- * two intervals (the cache may lag behind the write).
+ * each, {@link #WRITERS} at a time. So a Node is written at most once per interval however fast
+ * blocks change. A Node that carries none of kipam's resources yet (new, or registered again by
+ * kubelet as a new object) is written within a second, without waiting for the interval, so the
+ * scheduler can place pods that request them there (1,000 Nodes created at once: see
+ * docs/benchmarks.md). A value written is not written again until the Node's cache shows something
+ * else for two intervals (the cache may lag behind the write).
  */
 public final class CapacityPublisher implements AutoCloseable {
 
@@ -79,7 +85,37 @@ public final class CapacityPublisher implements AutoCloseable {
     this.pools = client.resources(IPPool.class).inform(cast(mark));
     this.blocks = client.resources(IPBlock.class).inform(cast(mark));
     this.informers = List.of(nodes, pools, blocks);
-    loop.scheduleWithFixedDelay(this::pass, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    loop.scheduleWithFixedDelay(this::tick, 0, 1, TimeUnit.SECONDS);
+  }
+
+  /** Nodes written at once in a pass: each write waits on the API server, not on a core. */
+  static final int WRITERS = 8;
+
+  private final ExecutorService writers =
+      Executors.newFixedThreadPool(
+          WRITERS,
+          r -> {
+            Thread t = new Thread(r, "kipam-capacity-write");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private Instant lastPass = Instant.EPOCH;
+
+  /**
+   * Every second: a full pass when something changed and the last one is an interval old; in
+   * between, only the Nodes that carry none of kipam's resources yet (new, or registered again by
+   * kubelet), so a new Node gets its values within a second or two, not an interval.
+   */
+  private void tick() {
+    Instant now = clock.instant();
+    if (Duration.between(lastPass, now).compareTo(interval) >= 0) {
+      if (pass(false)) {
+        lastPass = now;
+      }
+    } else {
+      pass(true);
+    }
   }
 
   @SuppressWarnings("unchecked")
@@ -110,28 +146,49 @@ public final class CapacityPublisher implements AutoCloseable {
     return informers.stream().allMatch(SharedIndexInformer::hasSynced);
   }
 
-  private void pass() {
+  /**
+   * One pass over every Node ({@code newOnly}: only Nodes without any of kipam's resources);
+   * returns whether it ran. Writes go out {@link #WRITERS} at a time, and the pass ends when all
+   * are done.
+   */
+  private boolean pass(boolean newOnly) {
     try {
       if (!leading.getAsBoolean() || !synced()) {
-        return;
+        return false;
       }
-      if (!changed.getAndSet(false)) {
-        return;
+      if (!newOnly && !changed.getAndSet(false)) {
+        return false;
+      }
+      List<Node> all = nodes.getStore().list();
+      List<Node> candidates =
+          newOnly ? all.stream().filter(n -> ours(n, true).isEmpty()).toList() : all;
+      if (candidates.isEmpty()) {
+        return true;
       }
       Map<String, Map<String, Long>> values =
-          NodeAddresses.compute(
-              nodes.getStore().list(), pools.getStore().list(), blocks.getStore().list());
+          NodeAddresses.compute(all, pools.getStore().list(), blocks.getStore().list());
       Instant now = clock.instant();
-      for (Node node : nodes.getStore().list()) {
+      List<Future<?>> writes = new ArrayList<>();
+      for (Node node : candidates) {
         Map<String, Long> want = values.get(node.getMetadata().getName());
-        if (want != null) {
-          publish(node, want, now);
+        if (want != null && !(newOnly && want.isEmpty())) {
+          writes.add(writers.submit(() -> publish(node, want, now)));
         }
       }
-      written.keySet().retainAll(values.keySet());
-    } catch (RuntimeException | Error e) {
+      for (Future<?> write : writes) {
+        write.get();
+      }
+      if (!newOnly) {
+        written.keySet().retainAll(values.keySet());
+      }
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | RuntimeException | Error e) {
       changed.set(true);
       log.warn("cannot publish kipam's resources on Nodes yet: {}", e.toString());
+      return false;
     }
   }
 
@@ -222,6 +279,7 @@ public final class CapacityPublisher implements AutoCloseable {
   @Override
   public void close() {
     loop.shutdownNow();
+    writers.shutdownNow();
     informers.forEach(SharedIndexInformer::close);
   }
 }

@@ -24,6 +24,7 @@ import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.NodeMetadata;
 import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
@@ -124,6 +125,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(Node.class, IPBlock.class)
                 .withName(NODES)
+                .withItemStore(NodeMetadata.store())
                 .withSecondaryToPrimaryMapper(
                     (Node node) -> {
                       Set<ResourceID> ids =

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.OperatorMetrics;
+import io.kipam.operator.kube.NodeMetadata;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -81,7 +82,9 @@ public final class CapacityPublisher implements AutoCloseable {
     this.metrics = metrics;
     this.clock = clock;
     ResourceEventHandler<Object> mark = new Mark();
-    this.nodes = client.nodes().inform(cast(mark));
+    this.nodes = client.nodes().runnableInformer(0).itemStore(NodeMetadata.store());
+    this.nodes.addEventHandler(cast(mark));
+    this.nodes.start();
     this.pools = client.resources(IPPool.class).inform(cast(mark));
     this.blocks = client.resources(IPBlock.class).inform(cast(mark));
     this.informers = List.of(nodes, pools, blocks);

@@ -29,6 +29,7 @@ import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.NodeMetadata;
 import io.kipam.runtime.client.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;
@@ -128,6 +129,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(Node.class, IPPool.class)
                 .withName(NODES)
+                .withItemStore(NodeMetadata.store())
                 .withSecondaryToPrimaryMapper(
                     (Node node) ->
                         primaryCache.list().map(ResourceID::fromResource).collect(toSet()))

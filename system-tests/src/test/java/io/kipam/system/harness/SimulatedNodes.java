@@ -71,6 +71,9 @@ public final class SimulatedNodes implements AutoCloseable {
   private final Random random;
   private final List<Sim> sims = new ArrayList<>();
   private final Iterator<Cidr> slots;
+  private static final int STATUS_WRITERS = 16;
+
+  private final ExecutorService statusWriters = Executors.newFixedThreadPool(STATUS_WRITERS);
   private final ScheduledExecutorService statusWriter =
       Executors.newSingleThreadScheduledExecutor();
   private final AtomicLong writes = new AtomicLong();
@@ -317,13 +320,17 @@ public final class SimulatedNodes implements AutoCloseable {
     }
   }
 
-  /** Writes each slot's count when it changed and its last write is old enough. */
+  /**
+   * Writes each slot's count when it changed and its last write is old enough, {@link
+   * #STATUS_WRITERS} at a time: each simulated node's daemon would write its own, in parallel.
+   */
   private void writeStatus() {
     List<Sim> all;
     synchronized (sims) {
       all = new ArrayList<>(sims);
     }
     long now = System.nanoTime();
+    List<Future<?>> writing = new ArrayList<>();
     for (Sim sim : all) {
       long count;
       synchronized (sim) {
@@ -333,27 +340,38 @@ public final class SimulatedNodes implements AutoCloseable {
           continue;
         }
       }
+      writing.add(statusWriters.submit(() -> writeStatus(sim, count, now)));
+    }
+    for (Future<?> write : writing) {
       try {
-        client
-            .resources(IPBlock.class)
-            .withName(ResourceNames.blockName(pool, sim.slot))
-            .subresource("status")
-            .patch(
-                PatchContext.of(PatchType.JSON_MERGE),
-                "{\"status\":{\"allocated\":" + count + "}}");
-        writes.incrementAndGet();
-        synchronized (sim) {
-          sim.written = count;
-          sim.lastWriteNanos = now;
-        }
-      } catch (KubernetesClientException e) {
+        write.get();
+      } catch (Exception e) {
         // the next round tries again
       }
+    }
+  }
+
+  private void writeStatus(Sim sim, long count, long now) {
+    try {
+      client
+          .resources(IPBlock.class)
+          .withName(ResourceNames.blockName(pool, sim.slot))
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON_MERGE), "{\"status\":{\"allocated\":" + count + "}}");
+      writes.incrementAndGet();
+      synchronized (sim) {
+        sim.written = count;
+        sim.lastWriteNanos = now;
+      }
+    } catch (KubernetesClientException e) {
+      // the next round tries again
     }
   }
 
   @Override
   public void close() {
     statusWriter.shutdownNow();
+    statusWriters.shutdownNow();
   }
 }

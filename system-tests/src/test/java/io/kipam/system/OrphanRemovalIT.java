@@ -191,38 +191,22 @@ class OrphanRemovalIT {
 
   /** {@code address} is released by its node's daemon, with an Event naming {@code why}. */
   private static void expectReleasedByItsNode(IPAddress address, String why) {
-    String namespace = address.getMetadata().getNamespace();
-    String name = address.getMetadata().getName();
-    long start = System.nanoTime();
-    await()
-        .atMost(WITHIN)
-        .alias(namespace + "/" + name + " released by its node")
-        .until(
-            () ->
-                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
-                    == null);
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () ->
-                assertThat(events(namespace, name))
-                    .as("OrphanReleased Event of %s/%s", namespace, name)
-                    .anyMatch(
-                        e ->
-                            "OrphanReleased".equals(e.getReason())
-                                && e.getMessage().contains(why)));
-    System.out.printf(
-        "its node released %s/%s (%s) %.1f s after it was looked for: %s%n",
-        namespace, name, address.getSpec().getIp(), (System.nanoTime() - start) / 1e9, why);
+    expectGone(address, "OrphanReleased", why, "its node released");
   }
 
+  /** {@code address} is removed by kipam-operator's audit, with an Event naming {@code why}. */
   private static void expectRemoved(IPAddress address, String why) {
+    expectGone(address, "OrphanRemoved", why, "removed");
+  }
+
+  /** {@code address} goes, and an Event {@code reason} whose message names {@code why} says so. */
+  private static void expectGone(IPAddress address, String reason, String why, String verb) {
     String namespace = address.getMetadata().getNamespace();
     String name = address.getMetadata().getName();
     long start = System.nanoTime();
     await()
         .atMost(WITHIN)
-        .alias(namespace + "/" + name + " removed")
+        .alias(namespace + "/" + name + " gone")
         .until(
             () ->
                 client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
@@ -232,13 +216,11 @@ class OrphanRemovalIT {
         .untilAsserted(
             () ->
                 assertThat(events(namespace, name))
-                    .as("OrphanRemoved Event of %s/%s", namespace, name)
-                    .anyMatch(
-                        e ->
-                            "OrphanRemoved".equals(e.getReason()) && e.getMessage().contains(why)));
+                    .as("%s Event of %s/%s", reason, namespace, name)
+                    .anyMatch(e -> reason.equals(e.getReason()) && e.getMessage().contains(why)));
     System.out.printf(
-        "removed %s/%s (%s) %.1f s after it was looked for: %s%n",
-        namespace, name, address.getSpec().getIp(), (System.nanoTime() - start) / 1e9, why);
+        "%s %s/%s (%s) %.1f s after it was looked for: %s%n",
+        verb, namespace, name, address.getSpec().getIp(), (System.nanoTime() - start) / 1e9, why);
   }
 
   private static List<Event> events(String namespace, String name) {

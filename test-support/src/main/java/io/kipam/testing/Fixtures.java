@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.Resource;
@@ -64,6 +63,16 @@ public final class Fixtures {
     return name;
   }
 
+  /** A Node object with a kubelet's labels and nothing else, for a create. */
+  public static Node bareNode(String name) {
+    return new NodeBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux"))
+        .endMetadata()
+        .build();
+  }
+
   /**
    * Registers a Node object as a kubelet would, Ready and with room for pods. With no kubelet and
    * no node lifecycle controller, two things are done by hand: the Ready condition is written to
@@ -71,50 +80,47 @@ public final class Fixtures {
    * Node is removed, as the lifecycle controller would once the node reports Ready.
    */
   public static Node registerNode(KubernetesClient client, String name) {
-    Node node =
-        client
-            .nodes()
-            .resource(
-                new NodeBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux"))
-                    .endMetadata()
-                    .build())
-            .create();
-    Map<String, Quantity> capacity =
+    client.nodes().resource(bareNode(name)).create();
+    // Merge patches without a resourceVersion: kipam-operator may write kipam.io/ip into the status
+    // the moment the Node exists, and a read-modify-write would then fail with 409 (or, as an
+    // update, drop the operator's value).
+    Map<String, String> capacity = Map.of("cpu", "8", "memory", "32Gi", "pods", "250");
+    Map<String, Object> ready =
         Map.of(
-            "cpu", new Quantity("8"),
-            "memory", new Quantity("32Gi"),
-            "pods", new Quantity("250"));
-    node.setStatus(
-        new io.fabric8.kubernetes.api.model.NodeStatusBuilder()
-            .withCapacity(capacity)
-            .withAllocatable(capacity)
-            .addNewCondition()
-            .withType("Ready")
-            .withStatus("True")
-            .withReason("KubeletReady")
-            .withMessage("registered by a kipam test")
-            .withLastHeartbeatTime(Instant.now().toString())
-            .withLastTransitionTime(Instant.now().toString())
-            .endCondition()
-            .build());
-    client.nodes().resource(node).updateStatus();
-    return client
+            "type", "Ready",
+            "status", "True",
+            "reason", "KubeletReady",
+            "message", "registered by a kipam test",
+            "lastHeartbeatTime", Instant.now().toString(),
+            "lastTransitionTime", Instant.now().toString());
+    client
         .nodes()
         .withName(name)
-        .edit(
-            n -> {
-              if (n.getSpec() != null && n.getSpec().getTaints() != null) {
-                n.getSpec()
-                    .setTaints(
-                        n.getSpec().getTaints().stream()
-                            .filter(t -> !t.getKey().startsWith("node.kubernetes.io/"))
-                            .toList());
-              }
-              return n;
-            });
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            Serialization.asJson(
+                Map.of(
+                    "status",
+                    Map.of(
+                        "capacity", capacity,
+                        "allocatable", capacity,
+                        "conditions", java.util.List.of(ready)))));
+    Node node = client.nodes().withName(name).get();
+    if (node.getSpec() != null && node.getSpec().getTaints() != null) {
+      var kept =
+          node.getSpec().getTaints().stream()
+              .filter(t -> !t.getKey().startsWith("node.kubernetes.io/"))
+              .toList();
+      node =
+          client
+              .nodes()
+              .withName(name)
+              .patch(
+                  PatchContext.of(PatchType.JSON_MERGE),
+                  Serialization.asJson(Map.of("spec", Map.of("taints", kept))));
+    }
+    return node;
   }
 
   /** Waits until the API server serves the custom resource defined by CRD {@code name}. */

@@ -10,6 +10,7 @@ import io.kipam.api.ApiConstants;
 import io.kipam.operator.capacity.NodeAddresses;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Node objects as kipam-operator keeps them in its caches (design §6: Nodes as metadata): name,
@@ -56,30 +57,24 @@ public final class NodeMetadata {
 
   /** kipam's resources ({@code kipam.io/ip}, {@code ip.kipam.io/<network>}) of a status map. */
   private static <V> Map<String, V> resources(Map<String, V> all) {
-    if (all == null) {
-      return null;
-    }
-    Map<String, V> ours = new LinkedHashMap<>();
-    all.forEach(
-        (key, value) -> {
-          if (NodeAddresses.ours(key)) {
-            ours.put(key, value);
-          }
-        });
-    return ours;
+    return only(all, NodeAddresses::ours);
   }
 
   private static <V> Map<String, V> ours(Map<String, V> all) {
+    return only(all, key -> key.startsWith(KIPAM));
+  }
+
+  private static <V> Map<String, V> only(Map<String, V> all, Predicate<String> wanted) {
     if (all == null) {
       return null;
     }
-    Map<String, V> ours = new LinkedHashMap<>();
+    Map<String, V> kept = new LinkedHashMap<>();
     all.forEach(
         (key, value) -> {
-          if (key.startsWith(KIPAM)) {
-            ours.put(key, value);
+          if (wanted.test(key)) {
+            kept.put(key, value);
           }
         });
-    return ours;
+    return kept;
   }
 }

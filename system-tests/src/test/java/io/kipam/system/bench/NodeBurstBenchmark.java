@@ -3,7 +3,6 @@ package io.kipam.system.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -107,16 +106,7 @@ public class NodeBurstBenchmark {
         writes.add(
             writers.submit(
                 () -> {
-                  client
-                      .nodes()
-                      .resource(
-                          new NodeBuilder()
-                              .withNewMetadata()
-                              .withName(name)
-                              .withLabels(Map.of("kubernetes.io/hostname", name))
-                              .endMetadata()
-                              .build())
-                      .create();
+                  client.nodes().resource(Fixtures.bareNode(name)).create();
                   created.put(name, System.nanoTime());
                   return null;
                 }));

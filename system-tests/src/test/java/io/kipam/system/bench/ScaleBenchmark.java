@@ -450,6 +450,12 @@ public class ScaleBenchmark {
     return pid == null ? Double.NaN : ProcessCpu.rssMiB(pid);
   }
 
+  /** Plain numbers on a log axis, not powers of ten. */
+  private static LogAxis readable(LogAxis axis) {
+    axis.setNumberFormatOverride(new java.text.DecimalFormat("#,##0"));
+    return axis;
+  }
+
   private static void report(List<Row> rows) throws Exception {
     System.setProperty("java.awt.headless", "true");
     XYSeriesCollection data = new XYSeriesCollection();
@@ -474,8 +480,8 @@ public class ScaleBenchmark {
             false,
             false);
     XYPlot plot = (XYPlot) chart.getPlot();
-    plot.setDomainAxis(new LogAxis("simulated nodes in the pool (log scale)"));
-    plot.setRangeAxis(new LogAxis("watch events per minute (log scale)"));
+    plot.setDomainAxis(readable(new LogAxis("simulated nodes in the pool (log scale)")));
+    plot.setRangeAxis(readable(new LogAxis("watch events per minute (log scale)")));
     Path dir = Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report"));
     Files.createDirectories(dir);
     Files.writeString(dir.resolve("scale.txt"), text);

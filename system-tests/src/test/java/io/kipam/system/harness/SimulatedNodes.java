@@ -1,6 +1,5 @@
 package io.kipam.system.harness;
 
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,6 +17,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.testing.Fixtures;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -134,16 +134,7 @@ public final class SimulatedNodes implements AutoCloseable {
   private Sim register(String node) {
     // The Node object alone: no kubelet heartbeats, no Ready condition (kipam reads neither), and
     // no further write that would race kipam-operator's kipam.io/ip on it.
-    client
-        .nodes()
-        .resource(
-            new NodeBuilder()
-                .withNewMetadata()
-                .withName(node)
-                .withLabels(Map.of("kubernetes.io/hostname", node, "kubernetes.io/os", "linux"))
-                .endMetadata()
-                .build())
-        .create();
+    client.nodes().resource(Fixtures.bareNode(node)).create();
     writes.incrementAndGet();
     while (true) {
       Cidr slot;
@@ -203,19 +194,24 @@ public final class SimulatedNodes implements AutoCloseable {
         delete(sim, sim.held.removeFirst());
         made++;
       }
-      if (!sim.next.hasNext()) {
-        sim.next = layout.assignable(sim.slot).iterator();
-      }
-      IpAddress ip = sim.next.next();
-      if (sim.held.contains(ip)) {
-        return made;
-      }
-      create(sim, ip);
-      sim.held.addLast(ip);
-      made++;
+      made += addTo(sim) ? 1 : 0;
     }
     writes.addAndGet(made);
     return made;
+  }
+
+  /** An IPAddress of the next address of {@code sim}'s slot, unless it holds that one already. */
+  private boolean addTo(Sim sim) {
+    if (!sim.next.hasNext()) {
+      sim.next = layout.assignable(sim.slot).iterator();
+    }
+    IpAddress ip = sim.next.next();
+    if (sim.held.contains(ip)) {
+      return false;
+    }
+    create(sim, ip);
+    sim.held.addLast(ip);
+    return true;
   }
 
   private String namespaceOf(IpAddress ip) {
@@ -267,19 +263,14 @@ public final class SimulatedNodes implements AutoCloseable {
   /** One ADD on a simulated node drawn at random; returns whether it was made. */
   public boolean addOnce() {
     Sim sim = draw();
+    boolean made;
     synchronized (sim) {
-      if (!sim.next.hasNext()) {
-        sim.next = layout.assignable(sim.slot).iterator();
-      }
-      IpAddress ip = sim.next.next();
-      if (sim.held.contains(ip)) {
-        return false;
-      }
-      create(sim, ip);
-      sim.held.addLast(ip);
+      made = addTo(sim);
     }
-    writes.incrementAndGet();
-    return true;
+    if (made) {
+      writes.incrementAndGet();
+    }
+    return made;
   }
 
   /** One DEL of the oldest address of a simulated node drawn at random; false if it held none. */

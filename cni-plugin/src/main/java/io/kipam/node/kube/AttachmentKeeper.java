@@ -8,6 +8,9 @@ import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.kube.AttachmentRules.Action;
 import io.kipam.node.kube.AttachmentRules.PodState;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,7 +48,7 @@ public final class AttachmentKeeper {
    * whose pod the node's pod watch does not show is released: the watch may lag behind an ADD
    * ({@code KIPAM_ORPHAN_GRACE_SECONDS}).
    */
-  private final java.time.Duration orphanGrace;
+  private final Duration orphanGrace;
 
   /** Objects told about in an Event, so each is told once; bounded. */
   private static final int REMEMBERED = 4096;
@@ -55,14 +58,14 @@ public final class AttachmentKeeper {
   private final Allocator allocator;
   private final KubernetesStore store;
   private final AddressEvents events;
-  private final Map<String, java.time.Instant> orphanReads =
+  private final Map<String, Instant> orphanReads =
       new LinkedHashMap<>() {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, java.time.Instant> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
           return size() > REMEMBERED;
         }
       };
-  private final java.time.Clock clock;
+  private final Clock clock;
   private final Set<String> told =
       Collections.newSetFromMap(
           new LinkedHashMap<>() {
@@ -78,8 +81,8 @@ public final class AttachmentKeeper {
       Allocator allocator,
       KubernetesStore store,
       AddressEvents events,
-      java.time.Clock clock,
-      java.time.Duration orphanGrace) {
+      Clock clock,
+      Duration orphanGrace) {
     this.clock = clock;
     this.orphanGrace = orphanGrace;
     this.watch = watch;
@@ -94,9 +97,12 @@ public final class AttachmentKeeper {
     if (!ledger.synced()) {
       return;
     }
+    Instant now = clock.instant();
+    // A pod read afresh is read again once the grace has passed since.
+    orphanReads.values().removeIf(at -> at.plus(orphanGrace).isBefore(now));
     for (IPAddress object : watch.addressObjects()) {
       try {
-        keep(object);
+        keep(object, now);
       } catch (RuntimeException e) {
         log.info(
             "cannot settle the attachment of IPAddress {}/{} yet: {}",
@@ -107,7 +113,7 @@ public final class AttachmentKeeper {
     }
   }
 
-  private void keep(IPAddress object) {
+  private void keep(IPAddress object, Instant now) {
     Lease lease;
     try {
       lease = Leases.from(object);
@@ -125,7 +131,7 @@ public final class AttachmentKeeper {
             AddressLifecycle.attached(object),
             nodeHeld,
             state(pod, lease),
-            settled(object));
+            settled(object, now));
     Action action = AttachmentRules.decide(facts);
     switch (action) {
       case NOTHING -> {}
@@ -145,7 +151,7 @@ public final class AttachmentKeeper {
           return; // read within the grace already
         }
         Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
-        orphanReads.put(object.getMetadata().getUid(), clock.instant());
+        orphanReads.put(object.getMetadata().getUid(), now);
         if (state(fresh.orElse(null), lease) == PodState.ABSENT) {
           String why =
               "its pod "
@@ -162,23 +168,21 @@ public final class AttachmentKeeper {
       }
       case END_IF_POD_GONE -> {
         Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
-        PodState now = state(fresh.orElse(null), lease);
-        if (now == PodState.ABSENT || now == PodState.FINISHED) {
+        PodState read = state(fresh.orElse(null), lease);
+        if (read == PodState.ABSENT || read == PodState.FINISHED) {
           allocator.endAttachment(lease);
         } else {
-          tell(object, lease, now, false);
+          tell(object, lease, read, false);
         }
       }
       case KEEP -> tell(object, lease, facts.pod(), nodeHeld);
     }
   }
 
-  /** Older than the grace, and not read afresh within it. */
-  private boolean settled(IPAddress object) {
-    java.time.Instant now = clock.instant();
-    orphanReads.values().removeIf(at -> at.plus(orphanGrace).isBefore(now));
+  /** Older than the orphan grace: a pod missing from the watch is not one it has yet to show. */
+  private boolean settled(IPAddress object, Instant now) {
     String created = object.getMetadata().getCreationTimestamp();
-    return created != null && java.time.Instant.parse(created).plus(orphanGrace).isBefore(now);
+    return created != null && Instant.parse(created).plus(orphanGrace).isBefore(now);
   }
 
   private static PodState state(Pod pod, Lease lease) {

@@ -34,12 +34,15 @@ import io.kipam.runtime.client.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -276,8 +279,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
    */
   public static final Duration COUNTS_PERIOD = Duration.ofSeconds(2);
 
-  private final Map<String, java.time.Instant> countsWritten =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Instant> countsWritten = new ConcurrentHashMap<>();
 
   /**
    * A pool's status as it was, as computed, and whether it was written; {@code deferred}: the
@@ -315,8 +317,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       return new Outcome(before, status, false);
     }
     String name = pool.getMetadata().getName();
-    java.time.Instant now = clock.instant();
-    java.time.Instant last = countsWritten.get(name);
+    Instant now = clock.instant();
+    Instant last = countsWritten.get(name);
     if (last != null
         && last.plus(COUNTS_PERIOD).isAfter(now)
         && sameButCounts(before, status, context)) {
@@ -363,23 +365,22 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
    * that quote them).
    */
   private static boolean sameButCounts(IPPoolStatus a, IPPoolStatus b, Context<IPPool> context) {
-    if (a == null) {
-      return false;
-    }
-    var serialization = context.getClient().getKubernetesSerialization();
-    Map<?, ?> left = new java.util.HashMap<>(serialization.convertValue(a, Map.class));
-    Map<?, ?> right = new java.util.HashMap<>(serialization.convertValue(b, Map.class));
-    for (String count : List.of("allocated", "available", "blocks")) {
-      left.remove(count);
-      right.remove(count);
-    }
-    return Objects.equals(withoutMessages(left), withoutMessages(right));
+    return a != null && Objects.equals(withoutCounts(a, context), withoutCounts(b, context));
+  }
+
+  /** {@code status} as a map without its counts and the condition messages that quote them. */
+  private static Map<Object, Object> withoutCounts(IPPoolStatus status, Context<IPPool> context) {
+    Map<?, ?> map =
+        context.getClient().getKubernetesSerialization().convertValue(status, Map.class);
+    Map<Object, Object> rest = withoutMessages(map);
+    rest.keySet().removeAll(List.of("allocated", "available", "blocks"));
+    return rest;
   }
 
   /** A status map whose conditions lack their messages (which quote the counts). */
   @SuppressWarnings("unchecked")
   private static Map<Object, Object> withoutMessages(Map<?, ?> status) {
-    Map<Object, Object> copy = new java.util.HashMap<>(status);
+    Map<Object, Object> copy = new HashMap<>(status);
     Object conditions = copy.get("conditions");
     if (conditions instanceof List<?> list) {
       copy.put(
@@ -387,8 +388,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
           list.stream()
               .map(
                   c -> {
-                    Map<Object, Object> condition =
-                        new java.util.HashMap<>((Map<Object, Object>) c);
+                    Map<Object, Object> condition = new HashMap<>((Map<Object, Object>) c);
                     condition.remove("message");
                     return condition;
                   })

@@ -23,12 +23,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -116,7 +118,7 @@ public class ScaleBenchmark {
           long pool0 = poolWatchEvents.get();
           long writes0 = sims.writes();
           long start = System.nanoTime();
-          Future<int[]> churned = churn(sims, churn, window);
+          CompletableFuture<int[]> churned = churn(sims, churn, window);
           int adds = 0;
           while (System.nanoTime() - start < window.toNanos()) {
             long due = start + TimeUnit.SECONDS.toNanos(adds);
@@ -384,16 +386,20 @@ public class ScaleBenchmark {
     ChartUtils.saveChartAsPNG(dir.resolve("scale-pool-lag.png").toFile(), chart, 960, 560);
   }
 
-  /** Churns at {@code perSecond} ADD+DEL pairs on the simulated nodes for {@code window}. */
-  private static Future<int[]> churn(SimulatedNodes sims, double perSecond, Duration window) {
+  /**
+   * Churns at {@code perSecond} ADD+DEL pairs on the simulated nodes for {@code window}, on four
+   * threads; the ADD+DEL pairs made, once all are done.
+   */
+  private static CompletableFuture<int[]> churn(
+      SimulatedNodes sims, double perSecond, Duration window) {
     int threads = 4;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    List<Future<Integer>> parts = new ArrayList<>();
     long start = System.nanoTime();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<CompletableFuture<Integer>> parts = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int offset = t;
       parts.add(
-          pool.submit(
+          CompletableFuture.supplyAsync(
               () -> {
                 int done = 0;
                 for (long i = offset; ; i += threads) {
@@ -401,9 +407,8 @@ public class ScaleBenchmark {
                   if (due - start >= window.toNanos()) {
                     return done;
                   }
-                  long wait = due - System.nanoTime();
-                  if (wait > 0) {
-                    TimeUnit.NANOSECONDS.sleep(wait);
+                  for (long wait; (wait = due - System.nanoTime()) > 0; ) {
+                    LockSupport.parkNanos(wait);
                   }
                   try {
                     sims.churnOnce(LIVE_PER_SIMULATED_NODE);
@@ -412,18 +417,12 @@ public class ScaleBenchmark {
                     // an overloaded API server: that ADD is lost, the rate shows it
                   }
                 }
-              }));
+              },
+              pool));
     }
     pool.shutdown();
-    return Executors.newSingleThreadExecutor()
-        .submit(
-            () -> {
-              int done = 0;
-              for (Future<Integer> part : parts) {
-                done += part.get();
-              }
-              return new int[] {done};
-            });
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(v -> new int[] {parts.stream().mapToInt(CompletableFuture::join).sum()});
   }
 
   private static <T> ResourceEventHandler<T> counting(AtomicLong events) {

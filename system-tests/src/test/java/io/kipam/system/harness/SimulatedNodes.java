@@ -211,6 +211,7 @@ public final class SimulatedNodes implements AutoCloseable {
     }
     create(sim, ip);
     sim.held.addLast(ip);
+    live.incrementAndGet();
     return true;
   }
 
@@ -248,7 +249,6 @@ public final class SimulatedNodes implements AutoCloseable {
     spec.setInterfaceName("eth0");
     address.setSpec(spec);
     client.resource(address).create();
-    live.incrementAndGet();
   }
 
   private void delete(Sim sim, IpAddress ip) {
@@ -299,7 +299,6 @@ public final class SimulatedNodes implements AutoCloseable {
         }
         IpAddress ip = sim.held.peekLast();
         create(sim, ip, namespace);
-        live.decrementAndGet(); // not one more address held
         return ip;
       }
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.runtime.Checkpoint;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
@@ -55,10 +56,10 @@ class PoolDemandIT {
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
   /**
-   * Pods per node: 62, every assignable address of a /26 in four /28 slots (its network and
-   * broadcast address are not assignable).
+   * Pods per node: 64, every address of the pool's four /28 slots, spread as the case that found
+   * the gap had them.
    */
-  private static final int[] PODS = {28, 10, 6, 6, 4, 4, 2, 2};
+  private static final int[] PODS = {30, 10, 6, 6, 4, 4, 2, 2};
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
@@ -324,10 +325,16 @@ class PoolDemandIT {
     assertEveryAddressOnceInABlockOfItsNode(pool, 5);
   }
 
-  /** Creates the pool {@code pool}: a /26 in four /28 slots, 62 assignable addresses. */
+  /**
+   * Creates the pool {@code pool}: 64 addresses in four /28 slots, every one assignable (a /25
+   * whose range, .16 to .79, leaves its network and broadcast addresses out of every slot).
+   */
   private String pool(String pool) {
-    Cluster.poolReadiedByOperator(
-        client, pool, Cluster.spec("10.208." + SUBNETS.incrementAndGet() + ".0/26", 28, 0));
+    String prefix = "10.208." + SUBNETS.incrementAndGet() + ".";
+    IPPoolSpec spec = Cluster.spec(prefix + "0/25", 28, 0);
+    spec.setRangeStart(prefix + "16");
+    spec.setRangeEnd(prefix + "79");
+    Cluster.poolReadiedByOperator(client, pool, spec);
     return pool;
   }
 

@@ -28,7 +28,10 @@ import java.util.Optional;
  *       on one node wait some 20 seconds for their addresses), and a cap on what one node can ask
  *       of the API server.
  *   <li>{@code KIPAM_BLOCK_STATUS_SECONDS}: at most one write of a block's {@code status.allocated}
- *       per this many seconds; default 5, at least 1.
+ *       per this many seconds; default 2, at least 1. With thousands of nodes most blocks change
+ *       seldom and are written within a second of a change anyway; the period bounds what a busy
+ *       node writes, and with kipam-operator's 2 s keeps a pool's counts within seconds of the
+ *       truth (docs/benchmarks.md, "Scale").
  *   <li>{@code KIPAM_RELEASE_ABANDON_SECONDS}: how long a block stays closed after its Ready answer
  *       when kipam-operator does not come back to the round; then the answer becomes Refused and
  *       the block opens again. Default 300, at least 1.
@@ -68,7 +71,7 @@ public record NodeSettings(
     Duration settle = seconds(env, "KIPAM_SETTLE_SECONDS", 30, problems);
     double qps = number(env, "KIPAM_API_QPS", 50, problems);
     int burst = (int) number(env, "KIPAM_API_BURST", 100, problems);
-    Duration blockStatus = seconds(env, "KIPAM_BLOCK_STATUS_SECONDS", 5, problems);
+    Duration blockStatus = seconds(env, "KIPAM_BLOCK_STATUS_SECONDS", 2, problems);
     if (blockStatus.isZero()) {
       problems.add("KIPAM_BLOCK_STATUS_SECONDS must be at least 1, not 0");
     }

@@ -15,9 +15,9 @@ class NodeSettingsTest {
   }
 
   @Test
-  void blockStatusIsWrittenAtMostEveryFiveSecondsUnlessSetOtherwise() {
+  void blockStatusIsWrittenAtMostEveryTwoSecondsUnlessSetOtherwise() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).blockStatusPeriod())
-        .isEqualTo(Duration.ofSeconds(5));
+        .isEqualTo(Duration.ofSeconds(2));
     assertThat(settings("KIPAM_BLOCK_STATUS_SECONDS", "30").blockStatusPeriod())
         .isEqualTo(Duration.ofSeconds(30));
   }

@@ -54,9 +54,7 @@ public class LargePoolWritesBenchmark {
       String pool = Cluster.readiedPool(client, "large", Cluster.spec("10.204.0.0/16", 26, 30));
       List<NodeRig> nodes = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
-        nodes.add(
-            processes.node(
-                pool, Map.of("KIPAM_SHARED_SLOTS", "true", "KIPAM_BLOCK_STATUS_SECONDS", "5")));
+        nodes.add(processes.node(pool, Map.of("KIPAM_SHARED_SLOTS", "true")));
       }
       ApiRequestCounts before = ApiRequestCounts.read(client);
       ApiRequestCounts nodesBefore = ApiRequestCounts.read(client, "");

@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SimulatedNodes implements AutoCloseable {
 
-  public static final int STATUS_PERIOD_SECONDS = 5;
+  /** kipam-node's default {@code KIPAM_BLOCK_STATUS_SECONDS}. */
+  public static final int STATUS_PERIOD_SECONDS = 2;
 
   /** One simulated node: its slot and the addresses it holds, oldest first. */
   private static final class Sim {
@@ -56,6 +57,7 @@ public final class SimulatedNodes implements AutoCloseable {
     Iterator<IpAddress> next;
     long written = -1;
     long lastWriteNanos;
+    boolean writing;
 
     Sim(String node, Cidr slot) {
       this.node = node;
@@ -71,7 +73,7 @@ public final class SimulatedNodes implements AutoCloseable {
   private final Random random;
   private final List<Sim> sims = new ArrayList<>();
   private final Iterator<Cidr> slots;
-  private static final int STATUS_WRITERS = 16;
+  private static final int STATUS_WRITERS = 64;
 
   private final ExecutorService statusWriters = Executors.newFixedThreadPool(STATUS_WRITERS);
   private final ScheduledExecutorService statusWriter =
@@ -92,7 +94,7 @@ public final class SimulatedNodes implements AutoCloseable {
     this.namespaces = namespaces;
     this.random = new Random(seed);
     this.slots = layout.usableBlocks().iterator();
-    statusWriter.scheduleWithFixedDelay(this::writeStatus, 1, 1, TimeUnit.SECONDS);
+    statusWriter.scheduleAtFixedRate(this::writeStatus, 1, 1, TimeUnit.SECONDS);
   }
 
   public int size() {
@@ -251,13 +253,14 @@ public final class SimulatedNodes implements AutoCloseable {
     client.resource(address).create();
   }
 
+  /** Deletes a held address; it stops counting as held as its DEL begins, as on a node. */
   private void delete(Sim sim, IpAddress ip) {
+    live.decrementAndGet();
     client
         .resources(IPAddress.class)
         .inNamespace(namespaceOf(ip))
         .withName(ResourceNames.addressName(pool, ip))
         .delete();
-    live.decrementAndGet();
   }
 
   /** One ADD on a simulated node drawn at random; returns whether it was made. */
@@ -273,17 +276,23 @@ public final class SimulatedNodes implements AutoCloseable {
     return made;
   }
 
-  /** One DEL of the oldest address of a simulated node drawn at random; false if it held none. */
+  /**
+   * One DEL of the oldest address of a simulated node drawn at random among those that hold one (up
+   * to 100 draws); false if none of the drawn held one.
+   */
   public boolean deleteOnce() {
-    Sim sim = draw();
-    synchronized (sim) {
-      if (sim.held.isEmpty()) {
-        return false;
+    for (int draws = 0; draws < 100; draws++) {
+      Sim sim = draw();
+      synchronized (sim) {
+        if (sim.held.isEmpty()) {
+          continue;
+        }
+        delete(sim, sim.held.removeFirst());
       }
-      delete(sim, sim.held.removeFirst());
+      writes.incrementAndGet();
+      return true;
     }
-    writes.incrementAndGet();
-    return true;
+    return false;
   }
 
   /**
@@ -311,8 +320,9 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   /**
-   * Writes each slot's count when it changed and its last write is old enough, {@link
-   * #STATUS_WRITERS} at a time: each simulated node's daemon would write its own, in parallel.
+   * Every second: starts a write of each slot's count that changed and whose last write is old
+   * enough, unless one is still under way, {@link #STATUS_WRITERS} at a time, and waits for none:
+   * each simulated node's daemon writes its own on its own clock.
    */
   private void writeStatus() {
     List<Sim> all;
@@ -320,24 +330,18 @@ public final class SimulatedNodes implements AutoCloseable {
       all = new ArrayList<>(sims);
     }
     long now = System.nanoTime();
-    List<Future<?>> writing = new ArrayList<>();
     for (Sim sim : all) {
       long count;
       synchronized (sim) {
         count = sim.held.size();
-        if (count == sim.written
+        if (sim.writing
+            || count == sim.written
             || now - sim.lastWriteNanos < TimeUnit.SECONDS.toNanos(STATUS_PERIOD_SECONDS)) {
           continue;
         }
+        sim.writing = true;
       }
-      writing.add(statusWriters.submit(() -> writeStatus(sim, count, now)));
-    }
-    for (Future<?> write : writing) {
-      try {
-        write.get();
-      } catch (Exception e) {
-        // the next round tries again
-      }
+      statusWriters.execute(() -> writeStatus(sim, count, now));
     }
   }
 
@@ -356,6 +360,10 @@ public final class SimulatedNodes implements AutoCloseable {
       }
     } catch (KubernetesClientException e) {
       // the next round tries again
+    } finally {
+      synchronized (sim) {
+        sim.writing = false;
+      }
     }
   }
 

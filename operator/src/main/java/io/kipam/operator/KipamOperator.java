@@ -14,6 +14,7 @@ import io.kipam.operator.block.BlockReconciler;
 import io.kipam.operator.capacity.CapacityPublisher;
 import io.kipam.operator.check.CheckCommand;
 import io.kipam.operator.kube.AddressLookup;
+import io.kipam.operator.kube.ControllerCaches;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.pool.PoolReconciler;
 import io.kipam.runtime.client.PreconditionedDelete;
@@ -113,6 +114,7 @@ public final class KipamOperator implements AutoCloseable {
     AddressLookup addresses = new AddressLookup(client);
     PreconditionedDelete delete = new PreconditionedDelete(client);
     DuplicateSummary duplicates = new DuplicateSummary();
+    ControllerCaches caches = new ControllerCaches();
     operator =
         new Operator(
             o -> {
@@ -128,7 +130,14 @@ public final class KipamOperator implements AutoCloseable {
             });
     operator.register(
         new PoolReconciler(
-            clock, events, metrics, settings.recheckInterval(), addresses, delete, duplicates),
+            clock,
+            events,
+            metrics,
+            settings.recheckInterval(),
+            addresses,
+            delete,
+            duplicates,
+            caches),
         this::common);
     operator.register(
         new BlockReconciler(
@@ -141,7 +150,8 @@ public final class KipamOperator implements AutoCloseable {
             addresses,
             delete,
             events,
-            metrics),
+            metrics,
+            caches),
         this::common);
     audit =
         new AuditLoop(
@@ -162,7 +172,8 @@ public final class KipamOperator implements AutoCloseable {
     }
     operator.start();
     capacity =
-        new CapacityPublisher(client, settings.capacityInterval(), this::isLeader, metrics, clock);
+        new CapacityPublisher(
+            client, caches, settings.capacityInterval(), this::isLeader, metrics, clock);
     if (!settings.leaderElection()) {
       audit.start();
     }

@@ -23,6 +23,7 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
+import io.kipam.operator.kube.ControllerCaches;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.NodeMetadata;
 import io.kipam.runtime.client.PreconditionedDelete;
@@ -88,6 +89,8 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private final Map<String, Integer> overReported = new ConcurrentHashMap<>();
   private volatile Instant lastPrune = Instant.EPOCH;
 
+  private final ControllerCaches caches;
+
   public BlockReconciler(
       Clock clock,
       Duration idleDelay,
@@ -98,8 +101,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       AddressLookup addresses,
       PreconditionedDelete delete,
       EventRecorder events,
-      OperatorMetrics metrics) {
+      OperatorMetrics metrics,
+      ControllerCaches caches) {
     this.clock = clock;
+    this.caches = caches;
     this.nodeGoneGrace = nodeGoneGrace;
     this.planner = new ReleasePlanner(idleDelay, retryDelay);
     BlockReleaser releaser = new BlockReleaser(client, addresses, delete, events, metrics);
@@ -111,6 +116,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   @Override
   public List<EventSource<?, IPBlock>> prepareEventSources(EventSourceContext<IPBlock> context) {
     var blocks = context.getPrimaryCache();
+    caches.blocks(blocks);
     blocks.addIndexer(
         BY_NODE,
         b ->

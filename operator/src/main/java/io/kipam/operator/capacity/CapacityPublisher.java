@@ -6,12 +6,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.OperatorMetrics;
-import io.kipam.operator.kube.NodeMetadata;
+import io.kipam.operator.kube.ControllerCaches;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,20 +23,20 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps {@code status.capacity} and {@code status.allocatable} of kipam's resources ({@link
- * NodeAddresses}) current on every Node. Informers on Nodes, pools and blocks mark the picture
- * changed; once every {@code interval} the leader computes every Node's values and writes the Nodes
- * whose values differ from what their status says, one JSON merge patch of the status subresource
- * each, {@link #WRITERS} at a time. So a Node is written at most once per interval however fast
- * blocks change. A Node that carries none of kipam's resources yet (new, or registered again by
- * kubelet as a new object) is written within a second, without waiting for the interval, so the
- * scheduler can place pods that request them there (1,000 Nodes created at once: see
+ * NodeAddresses}) current on every Node. It reads the controllers' caches of Nodes, pools and
+ * blocks ({@link ControllerCaches}) and keeps none of its own; once every {@code interval} the
+ * leader computes every Node's values (a few milliseconds for thousands of Nodes) and writes the
+ * Nodes whose values differ from what their status says, one JSON merge patch of the status
+ * subresource each, {@link #WRITERS} at a time. So a Node is written at most once per interval
+ * however fast blocks change. A Node that carries none of kipam's resources yet (new, or registered
+ * again by kubelet as a new object) is written within a second, without waiting for the interval,
+ * so the scheduler can place pods that request them there (1,000 Nodes created at once: see
  * docs/benchmarks.md). A value written is not written again until the Node's cache shows something
  * else for two intervals (the cache may lag behind the write).
  */
@@ -53,12 +49,8 @@ public final class CapacityPublisher implements AutoCloseable {
   private final BooleanSupplier leading;
   private final OperatorMetrics metrics;
   private final Clock clock;
-  private final AtomicBoolean changed = new AtomicBoolean(true);
   private final Map<String, Written> written = new ConcurrentHashMap<>();
-  private final List<SharedIndexInformer<?>> informers;
-  private final SharedIndexInformer<Node> nodes;
-  private final SharedIndexInformer<IPPool> pools;
-  private final SharedIndexInformer<IPBlock> blocks;
+  private final ControllerCaches caches;
   private final ScheduledExecutorService loop =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -72,6 +64,7 @@ public final class CapacityPublisher implements AutoCloseable {
 
   public CapacityPublisher(
       KubernetesClient client,
+      ControllerCaches caches,
       Duration interval,
       BooleanSupplier leading,
       OperatorMetrics metrics,
@@ -81,13 +74,7 @@ public final class CapacityPublisher implements AutoCloseable {
     this.leading = leading;
     this.metrics = metrics;
     this.clock = clock;
-    ResourceEventHandler<Object> mark = new Mark();
-    this.nodes = client.nodes().runnableInformer(0).itemStore(NodeMetadata.store());
-    this.nodes.addEventHandler(cast(mark));
-    this.nodes.start();
-    this.pools = client.resources(IPPool.class).inform(cast(mark));
-    this.blocks = client.resources(IPBlock.class).inform(cast(mark));
-    this.informers = List.of(nodes, pools, blocks);
+    this.caches = caches;
     loop.scheduleWithFixedDelay(this::tick, 0, 1, TimeUnit.SECONDS);
   }
 
@@ -106,9 +93,9 @@ public final class CapacityPublisher implements AutoCloseable {
   private Instant lastPass = Instant.EPOCH;
 
   /**
-   * Every second: a full pass when something changed and the last one is an interval old; in
-   * between, only the Nodes that carry none of kipam's resources yet (new, or registered again by
-   * kubelet), so a new Node gets its values within a second or two, not an interval.
+   * Every second: a full pass when the last one is an interval old; in between, only the Nodes that
+   * carry none of kipam's resources yet (new, or registered again by kubelet), so a new Node gets
+   * its values within a second or two, not an interval.
    */
   private void tick() {
     Instant now = clock.instant();
@@ -121,32 +108,9 @@ public final class CapacityPublisher implements AutoCloseable {
     }
   }
 
-  @SuppressWarnings("unchecked")
-  private static <T> ResourceEventHandler<T> cast(ResourceEventHandler<Object> handler) {
-    return (ResourceEventHandler<T>) handler;
-  }
-
-  /** Any change of a Node, pool or block may change some Node's values. */
-  private final class Mark implements ResourceEventHandler<Object> {
-    @Override
-    public void onAdd(Object obj) {
-      changed.set(true);
-    }
-
-    @Override
-    public void onUpdate(Object before, Object after) {
-      changed.set(true);
-    }
-
-    @Override
-    public void onDelete(Object obj, boolean deletedFinalStateUnknown) {
-      changed.set(true);
-    }
-  }
-
-  /** Whether every informer has synced (a pass before that would publish too little). */
+  /** Whether the controllers' caches have synced (a pass before that would publish too little). */
   public boolean synced() {
-    return informers.stream().allMatch(SharedIndexInformer::hasSynced);
+    return caches.synced();
   }
 
   /**
@@ -159,17 +123,14 @@ public final class CapacityPublisher implements AutoCloseable {
       if (!leading.getAsBoolean() || !synced()) {
         return false;
       }
-      if (!newOnly && !changed.getAndSet(false)) {
-        return false;
-      }
-      List<Node> all = nodes.getStore().list();
+      List<Node> all = caches.nodes();
       List<Node> candidates =
           newOnly ? all.stream().filter(n -> ours(n, true).isEmpty()).toList() : all;
       if (candidates.isEmpty()) {
         return true;
       }
       Map<String, Map<String, Long>> values =
-          NodeAddresses.compute(all, pools.getStore().list(), blocks.getStore().list());
+          NodeAddresses.compute(all, caches.pools(), caches.blocks());
       Instant now = clock.instant();
       List<Future<?>> writes = new ArrayList<>();
       for (Node node : candidates) {
@@ -189,7 +150,6 @@ public final class CapacityPublisher implements AutoCloseable {
       Thread.currentThread().interrupt();
       return false;
     } catch (ExecutionException | RuntimeException | Error e) {
-      changed.set(true);
       log.warn("cannot publish kipam's resources on Nodes yet: {}", e.toString());
       return false;
     }
@@ -212,8 +172,7 @@ public final class CapacityPublisher implements AutoCloseable {
         && last.uid().equals(uid)
         && last.values().equals(want)
         && Duration.between(last.at(), now).compareTo(interval.multipliedBy(2)) < 0) {
-      changed.set(true); // look again once the cache may show it
-      return;
+      return; // written; a later pass looks again once the cache may show it
     }
     try {
       client
@@ -226,7 +185,6 @@ public final class CapacityPublisher implements AutoCloseable {
       log.debug("Node {}: kipam resources {}", name, want);
     } catch (KubernetesClientException e) {
       metrics.nodeCapacityWrite(e.getCode() == 404 || e.getCode() == 409 ? "gone" : "failed");
-      changed.set(true);
       if (e.getCode() != 404 && e.getCode() != 409) {
         log.info("cannot write kipam resources on Node {} yet: {}", name, e.getMessage());
       }
@@ -283,6 +241,5 @@ public final class CapacityPublisher implements AutoCloseable {
   public void close() {
     loop.shutdownNow();
     writers.shutdownNow();
-    informers.forEach(SharedIndexInformer::close);
   }
 }

@@ -28,6 +28,7 @@ import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
+import io.kipam.operator.kube.ControllerCaches;
 import io.kipam.operator.kube.EventRecorder;
 import io.kipam.operator.kube.NodeMetadata;
 import io.kipam.runtime.client.PreconditionedDelete;
@@ -80,6 +81,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private final PreconditionedDelete delete;
   private final NetworkLocks locks = new NetworkLocks();
   private final DuplicateSummary duplicates;
+  private final ControllerCaches caches;
 
   public PoolReconciler(
       Clock clock,
@@ -88,7 +90,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
       Duration recheck,
       AddressLookup addresses,
       PreconditionedDelete delete,
-      DuplicateSummary duplicates) {
+      DuplicateSummary duplicates,
+      ControllerCaches caches) {
     this.clock = clock;
     this.events = events;
     this.transitions = new PoolTransitions(events);
@@ -97,6 +100,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     this.addresses = addresses;
     this.delete = delete;
     this.duplicates = duplicates;
+    this.caches = caches;
   }
 
   @Override
@@ -142,6 +146,8 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
                             before.getMetadata().getLabels(), after.getMetadata().getLabels()))
                 .build(),
             context);
+    caches.pools(primaryCache);
+    caches.nodes(nodes);
     return List.of(blocks, peers, nodes);
   }
 

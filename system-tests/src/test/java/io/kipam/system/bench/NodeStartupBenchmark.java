@@ -231,11 +231,14 @@ public class NodeStartupBenchmark {
   }
 
   private static final Pattern GENERATION =
-      Pattern.compile("(\\w+) generation\\s+total (\\d+)K, used (\\d+)K");
+      Pattern.compile("(new|tenured) generation\\s+total (\\d+)K, used (\\d+)K");
   private static final Pattern METASPACE =
       Pattern.compile("Metaspace\\s+used (\\d+)K, committed (\\d+)K");
 
-  /** One line of {@code GC.heap_info}, right after a full GC: what the heap holds. */
+  /**
+   * One line of {@code GC.heap_info} (the serial collector's generations), right after a full GC:
+   * what the heap holds.
+   */
   private static String heapInUse(String info) {
     StringBuilder out = new StringBuilder("after a full GC:");
     Matcher g = GENERATION.matcher(info);
@@ -243,7 +246,7 @@ public class NodeStartupBenchmark {
       out.append(
           String.format(
               " %s generation %.1f MiB used of %.1f,",
-              g.group(1),
+              g.group(1).equals("new") ? "young" : "old",
               Long.parseLong(g.group(3)) / 1024.0,
               Long.parseLong(g.group(2)) / 1024.0));
     }

@@ -62,13 +62,13 @@ class ImageTarballTest {
   void nodeImageRunsKipamNodeAsRootAndHoldsTheNativeKipam() {
     assertThat(node.manifest().get("RepoTags").get(0).asText())
         .isEqualTo("kipam/kipam-node:" + VERSION);
+    List<String> entrypoint = new ArrayList<>(List.of("/opt/java/bin/java"));
+    entrypoint.addAll(List.of(System.getProperty("kipam.node.jvmOptions").split(",")));
+    entrypoint.addAll(List.of("-cp", "@/app/jib-classpath-file", "io.kipam.node.NodeDaemon"));
     assertThat(strings(node.config().at("/config/Entrypoint")))
-        .containsExactly(
-            "/opt/java/bin/java",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            "@/app/jib-classpath-file",
-            "io.kipam.node.NodeDaemon");
+        .containsExactlyElementsOf(entrypoint)
+        .contains("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+        .anySatisfy(option -> assertThat(option).startsWith("-Xmx"));
     assertThat(node.config().at("/config/User").asText()).isEqualTo("0:0");
     assertThat(classpathOf(node)).contains("/app/libs/kipam-cni-plugin-" + VERSION + ".jar");
     assertThat(node.file("/opt/kipam/kipam")).isRegularFile().isExecutable();

@@ -47,12 +47,20 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
   }
 
   /**
-   * The kipam-node image's JVM options (images/node/pom.xml): the client compiler only, which
-   * halves the daemon's CPU per CNI call (docs/benchmarks.md).
+   * The kipam-node image's JVM options, from the same property its entrypoint is made of ({@code
+   * kipam.node.jvmOptions} in the root pom, written to cni-plugin's {@code
+   * target/daemon.jvm-options}): the client compiler only, the serial collector, and the heap,
+   * metaspace, stacks and code cache sized for what the daemon holds (docs/benchmarks.md).
    */
   @Override
   public List<String> jvmOptions() {
-    return List.of("-XX:TieredStopAtLevel=1");
+    try {
+      String options =
+          Files.readString(CniPluginBuild.target().resolve("daemon.jvm-options")).trim();
+      return List.of(options.split(","));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("package the cni-plugin module first", e);
+    }
   }
 
   @Override

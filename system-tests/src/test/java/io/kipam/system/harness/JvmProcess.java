@@ -31,7 +31,10 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final Map<String, String> env = new HashMap<>();
+  private final List<String> callerOptions = new ArrayList<>();
+  private boolean sharesClassData = true;
   private Process process;
+  private long startedAt;
   private Path dumping;
 
   public JvmProcess(Path log) {
@@ -69,6 +72,25 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   @SuppressWarnings("unchecked")
   private T self() {
     return (T) this;
+  }
+
+  /**
+   * Adds JVM options for the program's next starts, after the image's and the harness's own (so
+   * that they win), e.g. native memory tracking for a benchmark of the program's memory.
+   */
+  public T withJvmOptions(String... jvmOptions) {
+    callerOptions.addAll(List.of(jvmOptions));
+    return self();
+  }
+
+  /**
+   * The program's next starts share no class data at all, as in kipam's images, whose jlinked
+   * runtime has no archive: neither the archive of earlier starts ({@link #classDataSharing}) nor
+   * the JDK's own. For benchmarks of start-up and memory, which that archive would flatter.
+   */
+  public T withoutClassDataSharing() {
+    sharesClassData = false;
+    return self();
   }
 
   /** Sets a variable of the program's environment for its next start. */
@@ -140,15 +162,17 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       command.add("-XX:+UseSerialGC");
       command.addAll(jvmOptions());
       command.addAll(extraOptions());
+      command.addAll(callerOptions);
       String classpath = classpath();
       dumping = null;
-      command.addAll(classDataSharing(classpath));
+      command.addAll(sharesClassData ? classDataSharing(classpath) : List.of("-Xshare:off"));
       command.add("-cp");
       command.add(classpath);
       command.add(mainClass());
       ProcessBuilder builder = new ProcessBuilder(command);
       builder.environment().putAll(environment());
       builder.environment().putAll(env);
+      startedAt = System.nanoTime();
       process =
           builder
               .redirectErrorStream(true)
@@ -234,6 +258,11 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
 
   public long pid() {
     return process.pid();
+  }
+
+  /** {@link System#nanoTime} just before the last start, for a benchmark of start-up. */
+  public long startedAt() {
+    return startedAt;
   }
 
   /**

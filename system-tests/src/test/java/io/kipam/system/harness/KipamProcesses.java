@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -97,6 +98,20 @@ public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, 
   public NodeRig node(String pool, Map<String, String> env) throws Exception {
     NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
     started.add(rig);
+    return rig;
+  }
+
+  /**
+   * As {@link #node(String, Map)}, the daemon given {@code setup} before it starts (JVM options,
+   * class data sharing).
+   */
+  public NodeRig nodeWith(String pool, Map<String, String> env, Consumer<DaemonProcess> setup)
+      throws Exception {
+    NodeRig rig =
+        NodeRig.launch(
+            client, dir, namespaces, pool, env, node -> controlPlane.adminKubeconfig(), setup);
+    started.add(rig);
+    rig.awaitReady();
     return rig;
   }
 

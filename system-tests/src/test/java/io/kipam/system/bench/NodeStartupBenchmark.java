@@ -1,0 +1,262 @@
+package io.kipam.system.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.Exec;
+import io.kipam.system.harness.KipamProcesses;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.ProcessCpu;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.IntPredicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kipam-node from its first pod, and its memory, printed, never asserted: the time from the
+ * process's start to Ready; its first 200 ADDs (cold) next to the same 200 after 1,000 ADD/DEL
+ * pairs (warm), rate and the daemon's CPU per ADD; and, with 110 live pods after 10,000 ADD/DEL
+ * cycles, its resident memory with the JVM's own breakdown (native memory tracking). One daemon, as
+ * the image runs it (no class data archive: the image's runtime has none), on a control plane of
+ * its own with kipam-operator; every call through the installed executable, 8 at once, pods over
+ * three namespaces. Run with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT
+ * -DskipE2E -Dit.test=NodeStartupBenchmark}; docs/benchmarks.md has results.
+ */
+public class NodeStartupBenchmark {
+
+  private static final int PODS = 200;
+  private static final int AT_ONCE = 8;
+  private static final int WARM_UP_PAIRS = 1_000;
+  private static final int LIVE_PODS = 110;
+  private static final int CYCLES = 10_000;
+  private static final int CHURN_PODS = 64;
+
+  /**
+   * The daemon's write budget (50/s, burst 100 by default) would hold 200 ADDs to at least 2 s
+   * whatever the daemon's speed, cold or warm; raised, the phases measure the daemon itself.
+   */
+  private static final Map<String, String> SETTINGS =
+      Map.of("KIPAM_API_QPS", "1000", "KIPAM_API_BURST", "1000");
+
+  @Test
+  public void measure() throws Exception {
+    try (ControlPlane controlPlane = ControlPlane.fresh();
+        KipamProcesses processes =
+            new KipamProcesses(controlPlane, controlPlane.client(), "startup-bench")) {
+      KubernetesClient client = controlPlane.client();
+      KipamCrds.install(client);
+      processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), Duration.ofSeconds(60));
+      String pool = Fixtures.uniqueName("bench");
+      Cluster.poolOnItsNetworkReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/22", 26, 0));
+
+      NodeRig rig =
+          processes.nodeWith(
+              pool,
+              SETTINGS,
+              daemon ->
+                  daemon
+                      .withoutClassDataSharing()
+                      .withJvmOptions("-XX:NativeMemoryTracking=summary"));
+      double toReady = (System.nanoTime() - rig.daemon.startedAt()) / 1e9;
+      long pid = rig.daemon.pid();
+      ProcessCpu cpu = new ProcessCpu(Map.of("kipam-node", List.of(pid)));
+      for (int i = 0; i < PODS + CHURN_PODS; i++) {
+        rig.pod(i); // the pods exist before the phases, as pending pods bound to a new node
+      }
+
+      System.out.println("\n== kipam-node from its first pod ==");
+      System.out.printf(
+          "kipam-node from process start to Ready (STATUS through kipam succeeds, asked every 100"
+              + " ms): %.2f s%n",
+          toReady);
+      Phase cold = adds(rig, pool, cpu);
+      System.out.println("cold: " + cold.describe("the first " + PODS + " ADDs of a new daemon"));
+      assertThat(cold.failed()).as("failed ADDs, cold").isZero();
+
+      assertThat(striped(PODS, i -> rig.del(pool, i).ok())).as("failed DELs").isZero();
+      int failedPairs =
+          striped(
+              WARM_UP_PAIRS,
+              k -> rig.add(pool, k % PODS).ok() & rig.del(pool, k % PODS).ok()); // DEL even so
+      assertThat(failedPairs).as("failed ADD/DEL pairs").isZero();
+      Thread.sleep(3000); // the DELs' watch events and status writes are done, as before cold
+      Phase warm = adds(rig, pool, cpu);
+      System.out.println(
+          "warm: " + warm.describe("the same ADDs after " + WARM_UP_PAIRS + " ADD/DEL pairs"));
+      assertThat(warm.failed()).as("failed ADDs, warm").isZero();
+      System.out.printf(
+          "cold at %.0f%% of warm (ADDs per second; CPU per ADD cold %.1fx warm)%n",
+          100 * cold.perSecond() / warm.perSecond(), cold.cpuMsPerAdd() / warm.cpuMsPerAdd());
+
+      assertThat(striped(PODS - LIVE_PODS, k -> rig.del(pool, LIVE_PODS + k).ok()))
+          .as("failed DELs")
+          .isZero();
+      long start = System.nanoTime();
+      int failedCycles =
+          striped(
+              CYCLES,
+              c -> {
+                int pod = PODS + c % CHURN_PODS; // a worker's cycles keep to its own pods
+                return rig.add(pool, pod).ok() & rig.del(pool, pod).ok();
+              });
+      double churnSeconds = (System.nanoTime() - start) / 1e9;
+      assertThat(failedCycles).as("failed ADD/DEL cycles").isZero();
+      memory(pid, churnSeconds);
+    }
+  }
+
+  /** A measured phase: ADDs per second, the daemon's CPU per ADD. */
+  private record Phase(double perSecond, double cpuMsPerAdd, double seconds, int failed) {
+    String describe(String what) {
+      return String.format(
+          "%s, %d at once: %.1f ADDs/s (%d in %.2f s), %.1f ms of kipam-node's CPU per ADD,"
+              + " %d failed",
+          what, AT_ONCE, perSecond, PODS, seconds, cpuMsPerAdd, failed);
+    }
+  }
+
+  /** ADD of pods 0 to 199, {@link #AT_ONCE} at a time. */
+  private static Phase adds(NodeRig rig, String pool, ProcessCpu cpu) throws Exception {
+    ProcessCpu.Snapshot before = cpu.snapshot();
+    long start = System.nanoTime();
+    int failed = striped(PODS, i -> rig.add(pool, i).ok());
+    double seconds = (System.nanoTime() - start) / 1e9;
+    double cpuSeconds = cpu.since(before, seconds).seconds().get("kipam-node");
+    return new Phase(PODS / seconds, cpuSeconds / PODS * 1e3, seconds, failed);
+  }
+
+  /**
+   * Calls {@code call} for 0 to {@code count - 1} on {@link #AT_ONCE} threads, thread {@code w}
+   * taking {@code w}, {@code w + AT_ONCE}, ...; so call {@code k}'s pod, {@code k} modulo a
+   * multiple of {@code AT_ONCE} (plus a constant), is only ever used by one thread at a time. How
+   * many calls answered false.
+   */
+  private static int striped(int count, IntPredicate call) throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(AT_ONCE);
+    try {
+      List<Future<Integer>> work = new ArrayList<>();
+      for (int w = 0; w < AT_ONCE; w++) {
+        int first = w;
+        work.add(
+            threads.submit(
+                () -> {
+                  int failed = 0;
+                  for (int k = first; k < count; k += AT_ONCE) {
+                    failed += call.test(k) ? 0 : 1;
+                  }
+                  return failed;
+                }));
+      }
+      int failed = 0;
+      for (Future<Integer> f : work) {
+        failed += f.get();
+      }
+      return failed;
+    } finally {
+      threads.shutdown();
+    }
+  }
+
+  /**
+   * The daemon's resident memory now and at its peak, then the JVM's own account: native memory
+   * tracking's committed memory by category, and the heap and metaspace in use after a full GC.
+   */
+  private static void memory(long pid, double churnSeconds) {
+    double rss = ProcessCpu.rssMiB(pid);
+    String peak = ProcessCpu.peakRss(List.of(pid)).get(0);
+    System.out.printf(
+        "memory: %d live pods after %d ADD/DEL cycles (%d at once, %.0f cycles/s): kipam-node RSS"
+            + " %.0f MiB (peak %s)%n",
+        LIVE_PODS, CYCLES, AT_ONCE, CYCLES / churnSeconds, rss, peak);
+    System.out.println("  " + nativeMemory(jcmd(pid, "VM.native_memory", "summary")));
+    jcmd(pid, "GC.run");
+    System.out.println("  " + heapInUse(jcmd(pid, "GC.heap_info")));
+  }
+
+  private static String jcmd(long pid, String... command) {
+    List<String> line = new ArrayList<>();
+    line.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+    line.add(Long.toString(pid));
+    line.addAll(List.of(command));
+    return Exec.run(line, Map.of(), "").orFail().stdout();
+  }
+
+  private static final Pattern TOTAL =
+      Pattern.compile("^Total: reserved=(\\d+)KB, committed=(\\d+)KB", Pattern.MULTILINE);
+  private static final Pattern CATEGORY =
+      Pattern.compile(
+          "^-\\s+(.+?) \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)\\s*$", Pattern.MULTILINE);
+  private static final Pattern THREADS = Pattern.compile("\\(thread #(\\d+)\\)");
+
+  /** One line of {@code VM.native_memory summary}: committed MiB, the categories of 1 MiB up. */
+  private static String nativeMemory(String summary) {
+    Matcher total = TOTAL.matcher(summary);
+    Matcher threads = THREADS.matcher(summary);
+    Map<String, Double> committed = new LinkedHashMap<>();
+    Matcher m = CATEGORY.matcher(summary);
+    while (m.find()) {
+      committed.put(m.group(1), Long.parseLong(m.group(3)) / 1024.0);
+    }
+    StringBuilder out =
+        new StringBuilder(
+            String.format(
+                "the JVM's own account (native memory tracking), committed MiB: total %.1f;",
+                total.find() ? Long.parseLong(total.group(2)) / 1024.0 : Double.NaN));
+    double rest = 0;
+    for (var category : committed.entrySet()) {
+      if (category.getValue() < 1) {
+        rest += category.getValue();
+        continue;
+      }
+      out.append(String.format(" %s %.1f", category.getKey(), category.getValue()));
+      if (category.getKey().equals("Thread") && threads.find()) {
+        out.append(" (").append(threads.group(1)).append(" threads)");
+      }
+      out.append(',');
+    }
+    return out.append(String.format(" the rest %.1f", rest)).toString();
+  }
+
+  private static final Pattern GENERATION =
+      Pattern.compile("(new|tenured) generation\\s+total (\\d+)K, used (\\d+)K");
+  private static final Pattern METASPACE =
+      Pattern.compile("Metaspace\\s+used (\\d+)K, committed (\\d+)K");
+
+  /**
+   * One line of {@code GC.heap_info} (the serial collector's generations), right after a full GC:
+   * what the heap holds.
+   */
+  private static String heapInUse(String info) {
+    StringBuilder out = new StringBuilder("after a full GC:");
+    Matcher g = GENERATION.matcher(info);
+    while (g.find()) {
+      out.append(
+          String.format(
+              " %s generation %.1f MiB used of %.1f,",
+              g.group(1).equals("new") ? "young" : "old",
+              Long.parseLong(g.group(3)) / 1024.0,
+              Long.parseLong(g.group(2)) / 1024.0));
+    }
+    Matcher m = METASPACE.matcher(info);
+    if (m.find()) {
+      out.append(
+          String.format(
+              " metaspace %.1f MiB used of %.1f",
+              Long.parseLong(m.group(1)) / 1024.0, Long.parseLong(m.group(2)) / 1024.0));
+    }
+    return out.toString();
+  }
+}

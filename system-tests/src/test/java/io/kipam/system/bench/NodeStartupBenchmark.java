@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * process's start to Ready; its first 200 ADDs (cold) next to the same 200 after 1,000 ADD/DEL
  * pairs (warm), rate and the daemon's CPU per ADD; and, with 110 live pods after 10,000 ADD/DEL
  * cycles, its resident memory with the JVM's own breakdown (native memory tracking). One daemon, as
- * the image runs it (no class data archive: the image's runtime has none), on a control plane of
+ * the image runs it (the JDK's class-data archive, none of kipam's classes), on a control plane of
  * its own with kipam-operator; every call through the installed executable, 8 at once, pods over
  * three namespaces. Run with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT
  * -DskipE2E -Dit.test=NodeStartupBenchmark}; docs/benchmarks.md has results.
@@ -68,7 +68,7 @@ public class NodeStartupBenchmark {
               SETTINGS,
               daemon ->
                   daemon
-                      .withoutClassDataSharing()
+                      .withTheImagesClassData()
                       .withJvmOptions("-XX:NativeMemoryTracking=summary"));
       double toReady = (System.nanoTime() - rig.daemon.startedAt()) / 1e9;
       long pid = rig.daemon.pid();
@@ -82,8 +82,13 @@ public class NodeStartupBenchmark {
           "kipam-node from process start to Ready (STATUS through kipam succeeds, asked every 100"
               + " ms): %.2f s%n",
           toReady);
+      Map<String, Double> threadsAtReady = ProcessCpu.byThread(pid);
       Phase cold = adds(rig, pool, cpu);
       System.out.println("cold: " + cold.describe("the first " + PODS + " ADDs of a new daemon"));
+      System.out.println("  " + byThread("start to Ready", Map.of(), threadsAtReady));
+      Map<String, Double> threadsAfterCold = ProcessCpu.byThread(pid);
+      System.out.println(
+          "  " + byThread("the first " + PODS + " ADDs", threadsAtReady, threadsAfterCold));
       assertThat(cold.failed()).as("failed ADDs, cold").isZero();
 
       assertThat(striped(PODS, i -> rig.del(pool, i).ok())).as("failed DELs").isZero();
@@ -93,10 +98,13 @@ public class NodeStartupBenchmark {
               k -> rig.add(pool, k % PODS).ok() & rig.del(pool, k % PODS).ok()); // DEL even so
       assertThat(failedPairs).as("failed ADD/DEL pairs").isZero();
       Thread.sleep(3000); // the DELs' watch events and status writes are done, as before cold
+      Map<String, Double> threadsBeforeWarm = ProcessCpu.byThread(pid);
       Phase warm = adds(rig, pool, cpu);
       System.out.println(
           "warm: " + warm.describe("the same ADDs after " + WARM_UP_PAIRS + " ADD/DEL pairs"));
       assertThat(warm.failed()).as("failed ADDs, warm").isZero();
+      System.out.println(
+          "  " + byThread("the same ADDs, warm", threadsBeforeWarm, ProcessCpu.byThread(pid)));
       System.out.printf(
           "cold at %.0f%% of warm (ADDs per second; CPU per ADD cold %.1fx warm)%n",
           100 * cold.perSecond() / warm.perSecond(), cold.cpuMsPerAdd() / warm.cpuMsPerAdd());
@@ -116,6 +124,21 @@ public class NodeStartupBenchmark {
       assertThat(failedCycles).as("failed ADD/DEL cycles").isZero();
       memory(pid, churnSeconds);
     }
+  }
+
+  /**
+   * The daemon's CPU seconds between two readings of {@link ProcessCpu#byThread}, by thread group,
+   * largest first (groups under 10 ms left out): compiling, collecting, or running calls.
+   */
+  private static String byThread(
+      String what, Map<String, Double> before, Map<String, Double> after) {
+    StringBuilder line = new StringBuilder(what + ", kipam-node's CPU by thread:");
+    after.entrySet().stream()
+        .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0.0)))
+        .filter(e -> e.getValue() >= 0.01)
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .forEach(e -> line.append(String.format(" %s %.2f s;", e.getKey(), e.getValue())));
+    return line.toString();
   }
 
   /** A measured phase: ADDs per second, the daemon's CPU per ADD. */

@@ -32,7 +32,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
 
   private final Map<String, String> env = new HashMap<>();
   private final List<String> callerOptions = new ArrayList<>();
-  private boolean sharesClassData = true;
+  private boolean sharesKipamClassData = true;
   private Process process;
   private long startedAt;
   private Path dumping;
@@ -84,12 +84,13 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   }
 
   /**
-   * The program's next starts share no class data at all, as in kipam's images, whose jlinked
-   * runtime has no archive: neither the archive of earlier starts ({@link #classDataSharing}) nor
-   * the JDK's own. For benchmarks of start-up and memory, which that archive would flatter.
+   * The program's next starts share class data as in kipam's images, whose jlinked runtime carries
+   * the JDK's archive of its own classes and none of kipam's: not the archive of earlier starts
+   * ({@link #classDataSharing}). For benchmarks of start-up and memory, which that archive would
+   * flatter.
    */
-  public T withoutClassDataSharing() {
-    sharesClassData = false;
+  public T withTheImagesClassData() {
+    sharesKipamClassData = false;
     return self();
   }
 
@@ -165,7 +166,9 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       command.addAll(callerOptions);
       String classpath = classpath();
       dumping = null;
-      command.addAll(sharesClassData ? classDataSharing(classpath) : List.of("-Xshare:off"));
+      if (sharesKipamClassData) {
+        command.addAll(classDataSharing(classpath));
+      }
       command.add("-cp");
       command.add(classpath);
       command.add(mainClass());

@@ -33,7 +33,8 @@ public final class Fixtures {
    * write meanwhile (Nodes, IPPools) would fail a read-modify-write with a 409 whenever a write of
    * theirs lands in between, which a user's tool retries and a test would report as a failure.
    */
-  public static <T extends HasMetadata> T mergePatch(Resource<T> object, Map<String, ?> patch) {
+  public static <T extends HasMetadata> T mergePatch(
+      io.fabric8.kubernetes.client.dsl.EditReplacePatchable<T> object, Map<String, ?> patch) {
     return object.patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
   }
 
@@ -93,32 +94,21 @@ public final class Fixtures {
             "message", "registered by a kipam test",
             "lastHeartbeatTime", Instant.now().toString(),
             "lastTransitionTime", Instant.now().toString());
-    client
-        .nodes()
-        .withName(name)
-        .subresource("status")
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            Serialization.asJson(
-                Map.of(
-                    "status",
-                    Map.of(
-                        "capacity", capacity,
-                        "allocatable", capacity,
-                        "conditions", java.util.List.of(ready)))));
+    mergePatch(
+        client.nodes().withName(name).subresource("status"),
+        Map.of(
+            "status",
+            Map.of(
+                "capacity", capacity,
+                "allocatable", capacity,
+                "conditions", java.util.List.of(ready))));
     Node node = client.nodes().withName(name).get();
     if (node.getSpec() != null && node.getSpec().getTaints() != null) {
       var kept =
           node.getSpec().getTaints().stream()
               .filter(t -> !t.getKey().startsWith("node.kubernetes.io/"))
               .toList();
-      node =
-          client
-              .nodes()
-              .withName(name)
-              .patch(
-                  PatchContext.of(PatchType.JSON_MERGE),
-                  Serialization.asJson(Map.of("spec", Map.of("taints", kept))));
+      node = mergePatch(client.nodes().withName(name), Map.of("spec", Map.of("taints", kept)));
     }
     return node;
   }

@@ -108,11 +108,6 @@ public final class CapacityPublisher implements AutoCloseable {
     }
   }
 
-  /** Whether the controllers' caches have synced (a pass before that would publish too little). */
-  public boolean synced() {
-    return caches.synced();
-  }
-
   /**
    * One pass over every Node ({@code newOnly}: only Nodes without any of kipam's resources);
    * returns whether it ran. Writes go out {@link #WRITERS} at a time, and the pass ends when all
@@ -120,7 +115,8 @@ public final class CapacityPublisher implements AutoCloseable {
    */
   private boolean pass(boolean newOnly) {
     try {
-      if (!leading.getAsBoolean() || !synced()) {
+      // Before the controllers' caches have synced, a pass would publish too little.
+      if (!leading.getAsBoolean() || !caches.synced()) {
         return false;
       }
       List<Node> all = caches.nodes();

@@ -96,9 +96,7 @@ public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, 
 
   /** A registered node whose kipam-node runs with {@code env}, ready ({@code pool} is Ready). */
   public NodeRig node(String pool, Map<String, String> env) throws Exception {
-    NodeRig rig = NodeRig.start(controlPlane, client, dir, namespaces, pool, env);
-    started.add(rig);
-    return rig;
+    return nodeWith(pool, env, daemon -> {});
   }
 
   /**

@@ -71,8 +71,8 @@ public final class ProcessCpu {
     double ticks = 0;
     for (long pid : pids) {
       try {
-        String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        String[] fields =
+            fieldsAfterName(Files.readString(Path.of("/proc", String.valueOf(pid), "stat")));
         ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
         if (children) {
           ticks += Long.parseLong(fields[13]) + Long.parseLong(fields[14]);
@@ -96,7 +96,7 @@ public final class ProcessCpu {
         try {
           String stat = Files.readString(task.resolve("stat"));
           String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-          String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          String[] fields = fieldsAfterName(stat);
           double used = (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
           seconds.merge(name.replaceAll("[0-9]+", "").trim(), used, Double::sum);
         } catch (IOException e) {
@@ -107,6 +107,15 @@ public final class ProcessCpu {
       // the process is gone
     }
     return seconds;
+  }
+
+  /**
+   * The fields of a {@code /proc/.../stat} line after the name (which may hold spaces and
+   * parentheses): index 11 and 12 are user and system ticks, 13 and 14 those of waited-for
+   * children.
+   */
+  private static String[] fieldsAfterName(String stat) {
+    return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
   }
 
   /** Each process's peak resident memory (VmHWM), as "N MiB". */

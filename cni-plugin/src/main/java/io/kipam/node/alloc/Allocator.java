@@ -62,11 +62,21 @@ public final class Allocator {
    *     KIPAM_SETTLE_SECONDS})
    */
   public Allocator(Ledger ledger, AllocationStore store, Random random, Duration settleAfter) {
+    this(ledger, store, random, settleAfter, new BlockClaims(ledger, store, random));
+  }
+
+  /** With {@code claims} made by the caller, so a test can see the claims in flight. */
+  Allocator(
+      Ledger ledger,
+      AllocationStore store,
+      Random random,
+      Duration settleAfter,
+      BlockClaims claims) {
     this.ledger = ledger;
     this.store = store;
     this.random = random;
     this.settleAfter = settleAfter;
-    this.claims = new BlockClaims(ledger, store, random);
+    this.claims = claims;
     this.settling = new Settling(ledger, store, settleAfter, attachmentLocks, this::release);
   }
 

@@ -68,6 +68,13 @@ final class BlockClaims {
     NONE
   }
 
+  /**
+   * The claim of a slot of {@code pool} in flight on this node, if any: what other ADDs wait for.
+   */
+  Optional<CompletableFuture<Void>> inFlight(String pool) {
+    return Optional.ofNullable(claims.get(pool));
+  }
+
   /** The number of the latest listing of {@code pool}: 0 before the first. */
   long listingOf(PoolView pool) {
     Listed listed = listings.get(pool.name());
@@ -126,15 +133,22 @@ final class BlockClaims {
       awaitClaim(pool, running);
       return Claim.WAITED;
     }
+    RuntimeException failure = null;
     try {
-      Claim claim = shared ? claimSharedSlot(pool) : claimNewBlock(pool, claimedHere);
-      mine.complete(null);
-      return claim;
+      return shared ? claimSharedSlot(pool) : claimNewBlock(pool, claimedHere);
     } catch (RuntimeException e) {
-      mine.completeExceptionally(e);
+      failure = e;
       throw e;
     } finally {
+      // Out of the record before anyone is told it is done: an ADD that meets a finished claim
+      // there takes it for one in flight, returns WAITED at once, and goes round without a claim
+      // of its own until its rounds run out.
       claims.remove(pool.name(), mine);
+      if (failure == null) {
+        mine.complete(null);
+      } else {
+        mine.completeExceptionally(failure);
+      }
     }
   }
 

@@ -16,23 +16,30 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class AllocatorTest {
 
+  private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   private final MutableClock clock = new MutableClock();
   private final FakeStore store = new FakeStore();
   private final Ledger ledger = new Ledger("node-a", clock);
-  private final Allocator allocator = new Allocator(ledger, store, new Random(7));
+  private final Random random = new Random(seed);
+  private final BlockClaims claims = new BlockClaims(ledger, store, random);
+  private final Allocator allocator =
+      new Allocator(ledger, store, random, Allocator.DEFAULT_SETTLE_AFTER, claims);
   private final List<Ledger> ledgers = new ArrayList<>(List.of(ledger));
 
   AllocatorTest() {
+    System.out.println("seed " + seed + " (-Dkipam.seed=" + seed + " repeats it)");
     ledger.markSynced();
   }
 
@@ -325,12 +332,13 @@ class AllocatorTest {
     List<Future<?>> work = new ArrayList<>();
     for (int t = 0; t < 32; t++) {
       int base = t * 1000;
+      Random random = new Random(seed + t);
       work.add(
           threads.submit(
               () -> {
                 for (int i = 0; i < 50; i++) {
-                  int id = base + ThreadLocalRandom.current().nextInt(4);
-                  if (ThreadLocalRandom.current().nextBoolean()) {
+                  int id = base + random.nextInt(4);
+                  if (random.nextBoolean()) {
                     add(pool, id);
                   } else {
                     del("p4", id);
@@ -342,6 +350,50 @@ class AllocatorTest {
       f.get(60, TimeUnit.SECONDS);
     }
     threads.shutdown();
+  }
+
+  /**
+   * An ADD that finds the node's blocks full just as another ADD's block claim finishes: it claims
+   * a block of its own. Under concurrent ADDs this is what a claimer preempted between finishing
+   * its claim and leaving the record of claims in flight looks like to the ADDs it wakes; an ADD
+   * that met that finished claim again took it for one in flight, "waited" for it without waiting,
+   * and went round until its rounds ran out, refusing the pool as exhausted with most of it free.
+   * Here the late ADDs run exactly in that moment: as the first claim's waiters are told it is
+   * done.
+   */
+  @Test
+  void anAddThatNeedsABlockAsAnotherClaimFinishesClaimsOneInsteadOfGivingUp() {
+    PoolView pool = pool("p4", "10.0.0.0/24", 30, 0);
+    List<Lease> late = new ArrayList<>();
+    AtomicReference<CompletableFuture<Void>> asTheClaimFinishes = new AtomicReference<>();
+    store.onClaim =
+        first -> {
+          if (asTheClaimFinishes.get() != null) {
+            return;
+          }
+          CompletableFuture<Void> claim = claims.inFlight("p4").orElseThrow();
+          asTheClaimFinishes.set(
+              claim.thenRun(
+                  () -> {
+                    // The first ADD has not reserved yet: the late ones take its whole block, and
+                    // the last of them needs another.
+                    int inTheBlock = 0;
+                    for (IpAddress ignored : pool.layout().assignable(first.cidr())) {
+                      inTheBlock++;
+                    }
+                    for (int i = 1; i <= inTheBlock + 1; i++) {
+                      late.add(add(pool, i));
+                    }
+                  }));
+        };
+
+    Lease firstLease = add(pool, 0);
+
+    assertThat(asTheClaimFinishes.get()).succeedsWithin(Duration.ofSeconds(5));
+    assertThat(ledger.blocks().ownBlocks("p4")).hasSize(2);
+    Set<IpAddress> ips = new HashSet<>(late.stream().map(Lease::ip).toList());
+    ips.add(firstLease.ip());
+    assertThat(ips).hasSize(late.size() + 1);
   }
 
   @Test
@@ -642,7 +694,7 @@ class AllocatorTest {
     Ledger other = new Ledger("node-b", clock);
     other.markSynced();
     ledgers.add(other);
-    Allocator otherAllocator = new Allocator(other, store, new Random(9));
+    Allocator otherAllocator = new Allocator(other, store, new Random(seed + 1));
     PoolView pool = pool("p4", "10.0.0.0/26", 29, 0);
     store.lostAnswers = 0.2;
     ExecutorService threads = Executors.newFixedThreadPool(16);
@@ -650,13 +702,14 @@ class AllocatorTest {
     for (int t = 0; t < 16; t++) {
       Allocator mine = t % 2 == 0 ? allocator : otherAllocator;
       int base = t * 1000;
+      Random random = new Random(seed + t);
       work.add(
           threads.submit(
               () -> {
                 for (int i = 0; i < 200; i++) {
-                  int id = base + ThreadLocalRandom.current().nextInt(6);
+                  int id = base + random.nextInt(6);
                   try {
-                    if (ThreadLocalRandom.current().nextBoolean()) {
+                    if (random.nextBoolean()) {
                       mine.allocate(List.of(pool), attachment(id), pod(id), NETWORK, null);
                     } else {
                       mine.release(List.of("p4"), attachment(id), Optional.empty());

@@ -1,8 +1,15 @@
 package io.kipam.node;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.node.alloc.Allocator;
 import io.kipam.node.alloc.BlockStatusReporter;
 import io.kipam.node.alloc.Ledger;
@@ -13,7 +20,9 @@ import io.kipam.node.kube.ApiTraffic;
 import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
+import io.kipam.node.kube.NodeSummary;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.PodSummary;
 import io.kipam.node.kube.PoolDemand;
 import io.kipam.node.server.CniEndpoint;
 import io.kipam.node.server.NodeServer;
@@ -25,6 +34,7 @@ import java.nio.file.Files;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -54,6 +64,7 @@ public final class NodeDaemon implements AutoCloseable {
   private ReleaseJournal journal;
   private ScheduledExecutorService background;
   private ScheduledExecutorService blocks;
+  private volatile boolean rehearsed;
 
   public NodeDaemon(NodeSettings settings) {
     this.settings = settings;
@@ -84,7 +95,11 @@ public final class NodeDaemon implements AutoCloseable {
 
   public void start() throws Exception {
     lock = NodeLock.acquire(settings.stateDir().resolve("kipam-node.lock"));
-    client = new KubernetesClientBuilder().withConfig(clientConfig()).build();
+    client =
+        new KubernetesClientBuilder()
+            .withConfig(clientConfig())
+            .withKubernetesSerialization(serialization())
+            .build();
     Clock clock = Clock.systemUTC();
     ledger = new Ledger(settings.node(), clock);
     journal =
@@ -145,12 +160,22 @@ public final class NodeDaemon implements AutoCloseable {
         1,
         TimeUnit.SECONDS);
     watch.start(Duration.ofSeconds(15));
+    server.rehearsals(service);
+    try {
+      new Rehearsal(settings.socket(), store, settings.node(), settings.rehearsalCalls()).run();
+    } finally {
+      server.rehearsals(null);
+    }
+    rehearsed = true;
     log.info("kipam-node ready on node {}", settings.node());
   }
 
-  /** Ready (STATUS, /readyz): synced, and every watch running and connected. */
+  /**
+   * Ready (STATUS, /readyz): synced, the call path rehearsed, and every watch running and
+   * connected.
+   */
   private boolean ready() {
-    return ledger.synced() && watch.healthy();
+    return rehearsed && ledger.synced() && watch.healthy();
   }
 
   /** A periodic task that fails must not stop: the executor would never run it again. */
@@ -166,6 +191,26 @@ public final class NodeDaemon implements AutoCloseable {
     Thread t = new Thread(r, name);
     t.setDaemon(true);
     return t;
+  }
+
+  /**
+   * The client's JSON mapping of the kinds kipam-node reads and writes only: by default the client
+   * loads a class of every kind it knows at its first watch event (some 550 classes, about 4 MiB of
+   * a daemon's memory, docs/benchmarks.md), to find the class of an object by its kind.
+   */
+  private static KubernetesSerialization serialization() {
+    KubernetesSerialization serialization = new KubernetesSerialization(new ObjectMapper(), false);
+    for (Class<? extends KubernetesResource> kind :
+        List.of(
+            PodSummary.class,
+            NodeSummary.class,
+            Event.class,
+            IPPool.class,
+            IPBlock.class,
+            IPAddress.class)) {
+      serialization.registerKubernetesResource(kind);
+    }
+    return serialization;
   }
 
   private Config clientConfig() throws Exception {

@@ -44,6 +44,10 @@ import java.util.Optional;
  *   <li>{@code KIPAM_PROBE_ADDRESS}: {@code host:port} (an IPv6 host in brackets) on which {@code
  *       /healthz}, {@code /readyz} and {@code /metrics} are served over TCP as well, for kubelet's
  *       probes and Prometheus; never CNI calls, which stay on the root-only socket. Default: none.
+ *   <li>{@code KIPAM_REHEARSAL_CALLS}: how many calls kipam-node makes to itself before it is
+ *       Ready, so that a new node's first pods meet compiled code ({@link Rehearsal}); default 600,
+ *       0 for none. A third of them, at most 200, are also dry-run creates the API server checks
+ *       and never stores.
  * </ul>
  */
 public record NodeSettings(
@@ -59,7 +63,11 @@ public record NodeSettings(
     Duration releaseAbandonAfter,
     boolean sharedSlots,
     Optional<InetSocketAddress> probeAddress,
-    Duration orphanGrace) {
+    Duration orphanGrace,
+    int rehearsalCalls) {
+
+  /** Calls kipam-node makes to itself before Ready unless {@code KIPAM_REHEARSAL_CALLS} says. */
+  public static final int DEFAULT_REHEARSAL_CALLS = 600;
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -83,6 +91,7 @@ public record NodeSettings(
     if (orphanGrace.isZero()) {
       problems.add("KIPAM_ORPHAN_GRACE_SECONDS must be at least 1, not 0");
     }
+    int rehearsal = count(env, "KIPAM_REHEARSAL_CALLS", DEFAULT_REHEARSAL_CALLS, problems);
     String shared = env.getOrDefault("KIPAM_SHARED_SLOTS", "false");
     if (!shared.equals("true") && !shared.equals("false")) {
       problems.add("KIPAM_SHARED_SLOTS must be true or false, not " + shared);
@@ -107,7 +116,8 @@ public record NodeSettings(
         abandon,
         shared.equals("true"),
         probes,
-        orphanGrace);
+        orphanGrace,
+        rehearsal);
   }
 
   /** {@code host:port}, the host a name or an address, an IPv6 one in brackets. */
@@ -166,6 +176,24 @@ public record NodeSettings(
       // reported below
     }
     problems.add(name + " must be a number of at least 1, not " + text);
+    return fallback;
+  }
+
+  private static int count(
+      Map<String, String> env, String name, int fallback, List<String> problems) {
+    String text = env.get(name);
+    if (text == null) {
+      return fallback;
+    }
+    try {
+      int value = Integer.parseInt(text.strip());
+      if (value >= 0) {
+        return value;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problems.add(name + " must be a whole number of at least 0, not " + text);
     return fallback;
   }
 }

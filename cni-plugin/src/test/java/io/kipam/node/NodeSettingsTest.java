@@ -51,6 +51,19 @@ class NodeSettingsTest {
   }
 
   @Test
+  void theCallPathIsRehearsed600TimesUnlessSetAndABadValueIsRefusedNamingTheVariable() {
+    assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).rehearsalCalls())
+        .isEqualTo(600);
+    assertThat(settings("KIPAM_REHEARSAL_CALLS", "0").rehearsalCalls()).isZero();
+    assertThat(settings("KIPAM_REHEARSAL_CALLS", "1000").rehearsalCalls()).isEqualTo(1000);
+    assertThatThrownBy(() -> settings("KIPAM_REHEARSAL_CALLS", "-1"))
+        .hasMessageContaining("KIPAM_REHEARSAL_CALLS must be a whole number of at least 0, not -1");
+    assertThatThrownBy(() -> settings("KIPAM_REHEARSAL_CALLS", "many"))
+        .hasMessageContaining(
+            "KIPAM_REHEARSAL_CALLS must be a whole number of at least 0, not many");
+  }
+
+  @Test
   void probesAreServedOverTcpOnlyWhereAnAddressIsGiven() {
     assertThat(NodeSettings.fromEnvironment(Map.of("NODE_NAME", "n1")).probeAddress()).isEmpty();
     assertThat(settings("KIPAM_PROBE_ADDRESS", "127.0.0.1:9880").probeAddress())

@@ -1,6 +1,5 @@
 package io.kipam.node.kube;
 
-import io.fabric8.kubernetes.api.model.Pod;
 import io.kipam.api.v1alpha1.AddressLifecycle;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.node.alloc.Allocator;
@@ -123,7 +122,7 @@ public final class AttachmentKeeper {
     if (!ledger.node().equals(lease.node())) {
       return; // labelled for this node but naming another: the audit reports it, no one here acts
     }
-    Pod pod = watch.cachedPod(lease.pod().namespace(), lease.pod().name());
+    PodSummary pod = watch.cachedPod(lease.pod().namespace(), lease.pod().name());
     boolean nodeHeld = AddressLifecycle.heldByNode(object);
     AttachmentRules.Facts facts =
         new AttachmentRules.Facts(
@@ -141,7 +140,7 @@ public final class AttachmentKeeper {
             "pod {}/{} has finished (phase {}): its attachment {} is over",
             lease.pod().namespace(),
             lease.pod().name(),
-            pod.getStatus().getPhase(),
+            pod.phase(),
             lease.attachment().containerId());
         allocator.releaseFinished(lease);
       }
@@ -150,7 +149,7 @@ public final class AttachmentKeeper {
         if (orphanReads.containsKey(object.getMetadata().getUid())) {
           return; // read within the grace already
         }
-        Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
+        Optional<PodSummary> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
         orphanReads.put(object.getMetadata().getUid(), now);
         if (state(fresh.orElse(null), lease) == PodState.ABSENT) {
           String why =
@@ -167,7 +166,7 @@ public final class AttachmentKeeper {
         }
       }
       case END_IF_POD_GONE -> {
-        Optional<Pod> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
+        Optional<PodSummary> fresh = watch.freshPod(lease.pod().namespace(), lease.pod().name());
         PodState read = state(fresh.orElse(null), lease);
         if (read == PodState.ABSENT || read == PodState.FINISHED) {
           allocator.endAttachment(lease);
@@ -185,18 +184,18 @@ public final class AttachmentKeeper {
     return created != null && Instant.parse(created).plus(orphanGrace).isBefore(now);
   }
 
-  private static PodState state(Pod pod, Lease lease) {
+  private static PodState state(PodSummary pod, Lease lease) {
     if (pod == null || !lease.pod().uid().equals(pod.getMetadata().getUid())) {
       return PodState.ABSENT;
     }
-    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+    String phase = pod.phase();
     if ("Succeeded".equals(phase) || "Failed".equals(phase)) {
       return PodState.FINISHED;
     }
     return pod.getMetadata().getDeletionTimestamp() != null ? PodState.TERMINATING : PodState.LIVE;
   }
 
-  private void adopt(IPAddress object, Pod pod, Lease lease, boolean nodeHeld) {
+  private void adopt(IPAddress object, PodSummary pod, Lease lease, boolean nodeHeld) {
     boolean staticPod =
         !nodeHeld
             && pod != null

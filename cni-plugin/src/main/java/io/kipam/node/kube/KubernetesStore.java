@@ -365,6 +365,35 @@ public final class KubernetesStore implements AllocationStore {
 
   @Override
   public Lease createAddress(Lease lease) {
+    IPAddress object = addressObject(lease);
+    try {
+      limiter.acquire();
+      IPAddress created = client.resource(object).create();
+      return lease.withObjectUid(created.getMetadata().getUid());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 409) {
+        return null;
+      }
+      throw translate("create IPAddress " + lease.pod().namespace() + "/" + lease.name(), e, true);
+    }
+  }
+
+  /**
+   * The create of {@link #createAddress} as a dry run: the API server admits and validates it and
+   * stores nothing. Outside the write budget: it is kipam-node's rehearsal before it is Ready, not
+   * a pod's write. The HTTP status, 201 when it would have been created, and else why not.
+   */
+  public String dryRunCreateAddress(Lease lease) {
+    try {
+      client.resource(addressObject(lease)).dryRun().create();
+      return "201";
+    } catch (KubernetesClientException e) {
+      String why = e.getStatus() == null ? e.getMessage() : e.getStatus().getMessage();
+      return e.getCode() + " (" + (why == null ? "" : why) + ")";
+    }
+  }
+
+  private IPAddress addressObject(Lease lease) {
     Map<String, String> labels = new HashMap<>();
     labels.put(ApiConstants.LABEL_POOL, lease.pool());
     labels.put(ApiConstants.LABEL_NODE, lease.node());
@@ -394,16 +423,7 @@ public final class KubernetesStore implements AllocationStore {
     spec.setInterfaceName(lease.attachment().ifName());
     spec.setMac(lease.mac());
     object.setSpec(spec);
-    try {
-      limiter.acquire();
-      IPAddress created = client.resource(object).create();
-      return lease.withObjectUid(created.getMetadata().getUid());
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 409) {
-        return null;
-      }
-      throw translate("create IPAddress " + lease.pod().namespace() + "/" + lease.name(), e, true);
-    }
+    return object;
   }
 
   /**

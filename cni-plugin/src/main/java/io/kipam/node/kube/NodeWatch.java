@@ -1,8 +1,6 @@
 package io.kipam.node.kube;
 
 import io.fabric8.kubernetes.api.model.Namespace;
-import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ExceptionHandler;
@@ -59,8 +57,8 @@ public final class NodeWatch implements AutoCloseable {
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Map<String, CachedLabels> namespaceLabels = new ConcurrentHashMap<>();
   private SharedIndexInformer<IPPool> pools;
-  private SharedIndexInformer<Pod> pods;
-  private SharedIndexInformer<Node> self;
+  private SharedIndexInformer<PodSummary> pods;
+  private SharedIndexInformer<NodeSummary> self;
   private SharedIndexInformer<IPAddress> addresses;
 
   /**
@@ -85,15 +83,25 @@ public final class NodeWatch implements AutoCloseable {
    * {@code reportEvery}.
    */
   public void start(Duration reportEvery) throws InterruptedException {
-    pools = client.resources(IPPool.class).runnableInformer(0);
+    pools =
+        client
+            .resources(IPPool.class)
+            .runnableInformer(0)
+            .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPPool> poolsListed = new FirstList<>();
     pools.addEventHandler(poolsListed.track(handler("IPPool", this::poolSeen, this::poolGone)));
-    self = client.nodes().withName(node).runnableInformer(0);
+    self =
+        client
+            .resources(NodeSummary.class)
+            .withName(node)
+            .runnableInformer(0)
+            .itemStore(TrimmedStore.withoutManagedFields());
     SharedIndexInformer<IPBlock> blocks =
         client
             .resources(IPBlock.class)
             .withLabel(ApiConstants.LABEL_NODE, node)
-            .runnableInformer(0);
+            .runnableInformer(0)
+            .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPBlock> blocksListed = new FirstList<>();
     blocks.addEventHandler(
         blocksListed.track(handler("IPBlock", this::ownBlockSeen, this::blockGone)));
@@ -102,11 +110,18 @@ public final class NodeWatch implements AutoCloseable {
             .resources(IPAddress.class)
             .inAnyNamespace()
             .withLabel(ApiConstants.LABEL_NODE, node)
-            .runnableInformer(0);
+            .runnableInformer(0)
+            .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPAddress> addressesListed = new FirstList<>();
     addresses.addEventHandler(
         addressesListed.track(handler("IPAddress", this::addressSeen, this::addressGone)));
-    pods = client.pods().inAnyNamespace().withField("spec.nodeName", node).runnableInformer(0);
+    pods =
+        client
+            .resources(PodSummary.class)
+            .inAnyNamespace()
+            .withField("spec.nodeName", node)
+            .runnableInformer(0)
+            .itemStore(TrimmedStore.withoutManagedFields());
     pods.addEventHandler(counted("Pod"));
     self.addEventHandler(counted("Node"));
     informers.addAll(List.of(pools, self, blocks, addresses, pods));
@@ -184,7 +199,7 @@ public final class NodeWatch implements AutoCloseable {
     if (pool == null) {
       throw new PoolNotUsableException("IPPool " + name + " does not exist");
     }
-    Node me = self.getStore().getByKey(node);
+    NodeSummary me = self.getStore().getByKey(node);
     if (me == null) {
       // kipam-operator takes back the blocks of a deleted Node after a grace period: a daemon
       // whose Node is gone must not hand out addresses from them meanwhile.
@@ -244,10 +259,10 @@ public final class NodeWatch implements AutoCloseable {
    */
   public PodRef owner(String namespace, String name, Optional<String> runtimeUid)
       throws PodNotOnNodeException {
-    Pod pod = pods.getStore().getByKey(namespace + "/" + name);
+    PodSummary pod = pods.getStore().getByKey(namespace + "/" + name);
     if (pod == null || !owns(pod, runtimeUid)) {
       try {
-        pod = client.pods().inNamespace(namespace).withName(name).get();
+        pod = client.resources(PodSummary.class).inNamespace(namespace).withName(name).get();
       } catch (KubernetesClientException e) {
         if (e.getCode() != 404 && e.getCode() != 403) {
           throw new StoreUnavailableException("cannot read pod " + namespace + "/" + name, e);
@@ -258,14 +273,14 @@ public final class NodeWatch implements AutoCloseable {
     if (pod == null) {
       throw new PodNotOnNodeException("pod " + namespace + "/" + name + " does not exist");
     }
-    if (!node.equals(pod.getSpec().getNodeName())) {
+    if (!node.equals(pod.nodeName())) {
       throw new PodNotOnNodeException(
           "pod "
               + namespace
               + "/"
               + name
               + " is bound to node "
-              + pod.getSpec().getNodeName()
+              + pod.nodeName()
               + ", not to "
               + node);
     }
@@ -285,19 +300,19 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /** Whether {@code pod} is the mirror Pod of a static pod. */
-  static boolean mirror(Pod pod) {
+  static boolean mirror(PodSummary pod) {
     Map<String, String> annotations = pod.getMetadata().getAnnotations();
     return annotations != null && annotations.containsKey(MIRROR_ANNOTATION);
   }
 
   /** This node's Node object as the node's watch last showed it; null when it does not exist. */
-  public Node self() {
+  public NodeSummary self() {
     return self.getStore().getByKey(node);
   }
 
   /** The UID of this node's Node object as the node's watch last showed it; null when absent. */
   public String selfUid() {
-    Node me = self();
+    NodeSummary me = self();
     return me == null ? null : me.getMetadata().getUid();
   }
 
@@ -307,7 +322,7 @@ public final class NodeWatch implements AutoCloseable {
   }
 
   /** The Pod {@code namespace/name} as the node's pod watch last showed it; null when absent. */
-  public Pod cachedPod(String namespace, String name) {
+  public PodSummary cachedPod(String namespace, String name) {
     return pods.getStore().getByKey(namespace + "/" + name);
   }
 
@@ -315,15 +330,16 @@ public final class NodeWatch implements AutoCloseable {
    * The Pod {@code namespace/name} read straight from the API server (a quorum read), empty when it
    * does not exist.
    */
-  public Optional<Pod> freshPod(String namespace, String name) {
+  public Optional<PodSummary> freshPod(String namespace, String name) {
     try {
-      return Optional.ofNullable(client.pods().inNamespace(namespace).withName(name).get());
+      return Optional.ofNullable(
+          client.resources(PodSummary.class).inNamespace(namespace).withName(name).get());
     } catch (KubernetesClientException e) {
       throw new StoreUnavailableException("cannot read pod " + namespace + "/" + name, e);
     }
   }
 
-  private static boolean owns(Pod pod, Optional<String> runtimeUid) {
+  private static boolean owns(PodSummary pod, Optional<String> runtimeUid) {
     if (runtimeUid.isEmpty() || runtimeUid.get().equals(pod.getMetadata().getUid())) {
       return true;
     }

@@ -1,6 +1,5 @@
 package io.kipam.node.kube;
 
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -74,7 +73,7 @@ public final class PoolDemand {
    * value than {@link #wanted} and the last write is long enough ago. Run in the background; a
    * failure is tried again next time.
    */
-  public void write(Node self) {
+  public void write(NodeSummary self) {
     if (self == null) {
       return;
     }

@@ -16,12 +16,9 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -82,8 +79,9 @@ public final class NodeServer implements AutoCloseable {
   static final int ACCEPT_QUEUE = 1024;
 
   private final Server server;
-  private final ThreadPoolExecutor cniThreads;
+  private final QueuedThreadPool cniThreads;
   private final Path socket;
+  private volatile CniEndpoint rehearsal;
 
   public NodeServer(
       Path socket, CniEndpoint cni, BooleanSupplier ready, PrometheusRegistry registry) {
@@ -97,8 +95,11 @@ public final class NodeServer implements AutoCloseable {
       PrometheusRegistry registry,
       Duration idleTimeout) {
     this.socket = socket;
-    QueuedThreadPool threads = new QueuedThreadPool(64, 4);
+    // The server's own threads only read requests and write answers (the calls run on
+    // cniThreads): its acceptors and selectors and a few more.
+    QueuedThreadPool threads = new QueuedThreadPool(10, 4);
     threads.setName("kipam-node-http");
+    threads.setReservedThreads(0);
     server = new Server(threads);
     UnixDomainServerConnector connector = new UnixDomainServerConnector(server);
     connector.setUnixDomainPath(socket);
@@ -106,25 +107,29 @@ public final class NodeServer implements AutoCloseable {
     connector.setAcceptQueueSize(ACCEPT_QUEUE);
     server.addConnector(connector);
     cniThreads = cniThreads();
-    server.setHandler(new Routes(cni, cniThreads, ready, registry));
+    server.addBean(cniThreads); // started and stopped with the server
+    server.setHandler(new Routes(cni, () -> rehearsal, cniThreads, ready, registry));
   }
 
-  private static ThreadPoolExecutor cniThreads() {
-    AtomicInteger count = new AtomicInteger();
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            CNI_THREADS,
-            CNI_THREADS,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            work -> {
-              Thread thread = new Thread(work, "kipam-node-cni-" + count.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
-    pool.allowCoreThreadTimeOut(true);
+  /**
+   * The CNI calls' threads: a new one only when no idle one can take a call, so a node serving 8
+   * calls at once keeps about 8, not {@link #CNI_THREADS}; idle ones end after 30 s.
+   */
+  private static QueuedThreadPool cniThreads() {
+    QueuedThreadPool pool = new QueuedThreadPool(CNI_THREADS, 1, 30_000);
+    pool.setName("kipam-node-cni");
+    pool.setDaemon(true);
+    pool.setReservedThreads(0);
     return pool;
+  }
+
+  /**
+   * Serves {@code /v1/rehearsal} on the socket, a CNI call answered by {@code endpoint} (not
+   * counted in the metrics), while kipam-node rehearses its call path; {@code null} ends it, and
+   * the path is then unknown (404).
+   */
+  public void rehearsals(CniEndpoint endpoint) {
+    rehearsal = endpoint;
   }
 
   /**
@@ -167,19 +172,24 @@ public final class NodeServer implements AutoCloseable {
   @Override
   public void close() throws Exception {
     server.stop();
-    cniThreads.shutdownNow();
     Files.deleteIfExists(socket);
   }
 
   private static final class Routes extends Handler.Abstract {
     private final CniEndpoint cni;
+    private final Supplier<CniEndpoint> rehearsal;
     private final Executor cniThreads;
     private final BooleanSupplier ready;
     private final PrometheusRegistry registry;
 
     Routes(
-        CniEndpoint cni, Executor cniThreads, BooleanSupplier ready, PrometheusRegistry registry) {
+        CniEndpoint cni,
+        Supplier<CniEndpoint> rehearsal,
+        Executor cniThreads,
+        BooleanSupplier ready,
+        PrometheusRegistry registry) {
       this.cni = cni;
+      this.rehearsal = rehearsal;
       this.cniThreads = cniThreads;
       this.ready = ready;
       this.registry = registry;
@@ -193,7 +203,16 @@ public final class NodeServer implements AutoCloseable {
           if (request.getConnectionMetaData().getConnector() instanceof ServerConnector) {
             text(response, callback, 404, "CNI calls are served on the unix socket only\n");
           } else {
-            cni(request, response, callback);
+            cni(cni, request, response, callback);
+          }
+        }
+        case "/v1/rehearsal" -> {
+          CniEndpoint rehearsing = rehearsal.get();
+          if (rehearsing == null
+              || request.getConnectionMetaData().getConnector() instanceof ServerConnector) {
+            text(response, callback, 404, "no such path\n");
+          } else {
+            cni(rehearsing, request, response, callback);
           }
         }
         case "/healthz" -> text(response, callback, 200, "ok\n");
@@ -219,7 +238,7 @@ public final class NodeServer implements AutoCloseable {
      * call on a CNI thread: it may wait on the API server, and must never do so on a selector, nor
      * take the threads the server needs to read other requests.
      */
-    private void cni(Request request, Response response, Callback callback) {
+    private void cni(CniEndpoint endpoint, Request request, Response response, Callback callback) {
       if (!"POST".equals(request.getMethod())) {
         text(response, callback, 405, "POST only\n");
         return;
@@ -235,7 +254,7 @@ public final class NodeServer implements AutoCloseable {
             @Override
             public void complete(byte[] body) {
               try {
-                cniThreads.execute(() -> call(body, response, callback));
+                cniThreads.execute(() -> call(endpoint, body, response, callback));
               } catch (RuntimeException e) {
                 callback.failed(e);
               }
@@ -257,7 +276,7 @@ public final class NodeServer implements AutoCloseable {
           });
     }
 
-    private void call(byte[] body, Response response, Callback callback) {
+    private void call(CniEndpoint endpoint, byte[] body, Response response, Callback callback) {
       try {
         JsonNode envelope;
         try {
@@ -269,7 +288,7 @@ public final class NodeServer implements AutoCloseable {
         Map<String, String> env = new LinkedHashMap<>();
         envelope.path("env").properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
         byte[] stdin = Base64.getDecoder().decode(envelope.path("stdin").asText(""));
-        CniEndpoint.Answer answer = cni.handle(env, stdin);
+        CniEndpoint.Answer answer = endpoint.handle(env, stdin);
         response.setStatus(200);
         response.getHeaders().put("Kipam-Exit-Code", Integer.toString(answer.exitCode()));
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");

@@ -340,6 +340,42 @@ class NodeServerTest {
     assertThat(cniCalls).hasValue(0);
   }
 
+  @Test
+  void rehearsalsAreAnsweredOnlyWhileRehearsingByTheirOwnEndpointAndNeverOverTcp()
+      throws Exception {
+    socket = dir.resolve("kipam.sock");
+    server =
+        new NodeServer(socket, endpoint, () -> true, new PrometheusRegistry(), LONG_IDLE)
+            .probesOn(new InetSocketAddress("127.0.0.1", 0));
+    server.start();
+    String rehearsal = cniRequest().replaceFirst("/v1/cni", "/v1/rehearsal");
+    assertThat(exchange(rehearsal)).as("before a rehearsal").startsWith("HTTP/1.1 404 ");
+
+    AtomicInteger rehearsed = new AtomicInteger();
+    server.rehearsals(
+        (env, stdin) -> {
+          rehearsed.incrementAndGet();
+          return new CniEndpoint.Answer(7, "{}".getBytes(StandardCharsets.UTF_8));
+        });
+    assertThat(exchange(rehearsal))
+        .startsWith("HTTP/1.1 200 ")
+        .containsIgnoringCase("kipam-exit-code: 7");
+    HttpResponse<String> overTcp =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + server.probePort() + "/v1/rehearsal"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(overTcp.statusCode()).isEqualTo(404);
+
+    server.rehearsals(null);
+    assertThat(exchange(rehearsal)).as("after the rehearsal").startsWith("HTTP/1.1 404 ");
+    assertThat(rehearsed).hasValue(1);
+    assertThat(cniCalls).as("the CNI endpoint never saw a rehearsal").hasValue(0);
+  }
+
   private static HttpResponse<String> get(HttpClient http, String url) throws Exception {
     return http.send(
         HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.node.NodeSettings;
 import io.kipam.system.bench.ComparedIpam.Attempt;
 import io.kipam.system.bench.ComparisonReport.Phase;
 import io.kipam.system.harness.ApiRequestCounts;
@@ -93,7 +94,14 @@ public class IpamComparisonBenchmark {
       String exactPool = readyPool(client, "exact", "10.219.0.0/26", 28);
       List<NodeRig> rigs = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
-        rigs.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "5")));
+        rigs.add(
+            processes.node(
+                pool,
+                Map.of(
+                    "KIPAM_BLOCK_STATUS_SECONDS",
+                    "5",
+                    "KIPAM_REHEARSAL_CALLS", // as a node's, for the cold burst
+                    String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS))));
       }
       Map<String, NodeRig> byNode = new HashMap<>();
       rigs.forEach(r -> byNode.put(r.node, r));
@@ -127,10 +135,15 @@ public class IpamComparisonBenchmark {
       ComparedIpam slices = whereabouts("wb-slices", whereabouts, sliceConfig);
       ComparedIpam floor = new ComparedIpam.Floor(client, List.of("4"));
 
+      // Cold: kipam's daemons' first ADDs, before any warm-up (since their start they have only
+      // listed and watched, and rehearsed their call path before Ready), as a new node's pending
+      // pods meet them; compared with the same burst warm below.
+      Phase cold =
+          run.burst("cold", kipam, 8, pods(client, processes, rigs, "k", PODS), Duration.ZERO);
+
       // Warm-up rounds, unmeasured: kipam's JVMs compile their hot paths (five rounds, 250 ADDs
-      // and DELs per daemon: a node's daemon runs for days, and measured cold each of the four
-      // would spend most of its CPU compiling), whereabouts' pool and lease objects exist,
-      // kube-apiserver has seen every kind of request.
+      // and DELs per daemon: a node's daemon runs for days), whereabouts' pool and lease objects
+      // exist, kube-apiserver has seen every kind of request.
       List<Pod> warmUp = pods(client, processes, rigs, "w", PODS);
       for (ComparedIpam ipam : List.of(kipam, kipam, kipam, kipam, kipam, wb, slices, floor)) {
         warm.burst("warm-up", ipam, 8, warmUp, Duration.ZERO);
@@ -149,6 +162,19 @@ public class IpamComparisonBenchmark {
                 "kipam at %d: mean ADD %.1f ms = daemon %.1f ms + executable, socket and waiting"
                     + " %.1f ms",
                 concurrency, callerMean, daemonMean, callerMean - daemonMean));
+        if (concurrency == cold.concurrency()) {
+          report.note(
+              String.format(
+                  "kipam cold at %d (the daemons' first ADDs): %.1f ADDs/s, %d pods in %.1f s;"
+                      + " warm %.1f ADDs/s, %.1f s: cold at %.0f%% of warm",
+                  concurrency,
+                  cold.rate(),
+                  PODS,
+                  cold.seconds(),
+                  k.rate(),
+                  k.seconds(),
+                  100 * cold.rate() / k.rate()));
+        }
         for (ComparedIpam ipam : List.of(wb, slices, floor)) {
           run.burst("burst", ipam, concurrency, pods, Duration.ZERO);
         }
@@ -238,7 +264,8 @@ public class IpamComparisonBenchmark {
         "kipam, whereabouts and the floor on one control plane, %s%n"
             + "machine: %d cores, %d GiB; Java %s; Kubernetes %s; whereabouts %s%n"
             + "burst: %d pods over %d nodes, ADDs at %s at once (DELs afterwards, unmeasured);"
-            + " dual: the same with an IPv4 and an IPv6 address per pod, 8 at once;%n"
+            + " cold: kipam alone, the same at 8 before any warm-up (the daemons' first ADDs);%n"
+            + "dual: the same with an IPv4 and an IPv6 address per pod, 8 at once;%n"
             + "churn: %d ADDs/s, each after the DEL of its slot's previous pod (%d slots, at most %d"
             + " calls in flight) for %d s; exact: 62 pods 26/16/12/8 over %d nodes, a pool of 62"
             + " addresses, retried up to 60 s%n",

@@ -3,6 +3,7 @@ package io.kipam.system.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.node.NodeSettings;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.KipamProcesses;
@@ -29,11 +30,13 @@ import org.junit.jupiter.api.Test;
  * kipam-node from its first pod, and its memory, printed, never asserted: the time from the
  * process's start to Ready; its first 200 ADDs (cold) next to the same 200 after 1,000 ADD/DEL
  * pairs (warm), rate and the daemon's CPU per ADD; and, with 110 live pods after 10,000 ADD/DEL
- * cycles, its resident memory with the JVM's own breakdown (native memory tracking). One daemon, as
- * the image runs it (the JDK's class-data archive, none of kipam's classes), on a control plane of
- * its own with kipam-operator; every call through the installed executable, 8 at once, pods over
- * three namespaces. Run with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT
- * -DskipE2E -Dit.test=NodeStartupBenchmark}; docs/benchmarks.md has results.
+ * cycles, its resident memory with the JVM's own breakdown (heap, metaspace, code cache, threads;
+ * and native memory tracking's with {@code -Dkipam.bench.nmt=true}). One daemon, as the image runs
+ * it (its JVM options and malloc arenas, the JDK's class-data archive and none of kipam's classes,
+ * its rehearsal before Ready), on a control plane of its own with kipam-operator; every call
+ * through the installed executable, 8 at once, pods over three namespaces. Run with {@code ./mvnw
+ * -B -pl system-tests -am verify -Pbenchmark -DskipIT -DskipE2E -Dit.test=NodeStartupBenchmark};
+ * docs/benchmarks.md has results.
  */
 public class NodeStartupBenchmark {
 
@@ -46,10 +49,26 @@ public class NodeStartupBenchmark {
 
   /**
    * The daemon's write budget (50/s, burst 100 by default) would hold 200 ADDs to at least 2 s
-   * whatever the daemon's speed, cold or warm; raised, the phases measure the daemon itself.
+   * whatever the daemon's speed, cold or warm; raised, the phases measure the daemon itself. Its
+   * rehearsal before Ready as a node's (the tests' daemons make a shorter one).
    */
   private static final Map<String, String> SETTINGS =
-      Map.of("KIPAM_API_QPS", "1000", "KIPAM_API_BURST", "1000");
+      Map.of(
+          "KIPAM_API_QPS",
+          "1000",
+          "KIPAM_API_BURST",
+          "1000",
+          "KIPAM_REHEARSAL_CALLS",
+          String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS));
+
+  /**
+   * Native memory tracking (its account of every category in the memory line) with {@code
+   * -Dkipam.bench.nmt=true}; off by default, as in the image: it costs a daemon some 3 MiB of its
+   * own and a header on every native allocation, so the RSS it prints would not be a node's.
+   */
+  private static final boolean NATIVE_MEMORY_TRACKING = Boolean.getBoolean("kipam.bench.nmt");
+
+  private static final String[] NMT = {"-XX:NativeMemoryTracking=summary"};
 
   @Test
   public void measure() throws Exception {
@@ -69,7 +88,8 @@ public class NodeStartupBenchmark {
               daemon ->
                   daemon
                       .withTheImagesClassData()
-                      .withJvmOptions("-XX:NativeMemoryTracking=summary"));
+                      .withJvmOptions(NATIVE_MEMORY_TRACKING ? NMT : new String[0])
+                      .withJvmOptions(extraJvmOptions()));
       double toReady = (System.nanoTime() - rig.daemon.startedAt()) / 1e9;
       long pid = rig.daemon.pid();
       ProcessCpu cpu = new ProcessCpu(Map.of("kipam-node", List.of(pid)));
@@ -83,7 +103,15 @@ public class NodeStartupBenchmark {
               + " ms): %.2f s%n",
           toReady);
       Map<String, Double> threadsAtReady = ProcessCpu.byThread(pid);
+      String recording = System.getProperty("kipam.bench.jfr", "");
+      if (!recording.isEmpty()) {
+        jcmd(pid, "JFR.start", "name=cold", "settings=profile", "filename=" + recording);
+      }
       Phase cold = adds(rig, pool, cpu);
+      if (!recording.isEmpty()) {
+        jcmd(pid, "JFR.stop", "name=cold");
+        System.out.println("the first " + PODS + " ADDs recorded by JFR in " + recording);
+      }
       System.out.println("cold: " + cold.describe("the first " + PODS + " ADDs of a new daemon"));
       System.out.println("  " + byThread("start to Ready", Map.of(), threadsAtReady));
       Map<String, Double> threadsAfterCold = ProcessCpu.byThread(pid);
@@ -204,9 +232,33 @@ public class NodeStartupBenchmark {
         "memory: %d live pods after %d ADD/DEL cycles (%d at once, %.0f cycles/s): kipam-node RSS"
             + " %.0f MiB (peak %s)%n",
         LIVE_PODS, CYCLES, AT_ONCE, CYCLES / churnSeconds, rss, peak);
-    System.out.println("  " + nativeMemory(jcmd(pid, "VM.native_memory", "summary")));
+    System.out.println("  " + ProcessCpu.residentParts(pid));
+    System.out.println("  " + jvmAccount(pid));
+    if (NATIVE_MEMORY_TRACKING) {
+      System.out.println("  " + nativeMemory(jcmd(pid, "VM.native_memory", "summary")));
+    }
+    System.out.println("  threads by name: " + ProcessCpu.threadCounts(pid));
     jcmd(pid, "GC.run");
     System.out.println("  " + heapInUse(jcmd(pid, "GC.heap_info")));
+    System.out.println("  what the heap holds after a full GC, the largest classes:");
+    List<String> histogram = jcmd(pid, "GC.class_histogram").lines().skip(3).toList();
+    histogram.stream().limit(12).forEach(line -> System.out.println("    " + line.strip()));
+    System.out.println("  and the largest of kipam's, the client's, Jackson's and Jetty's:");
+    histogram.stream()
+        .filter(
+            line ->
+                line.matches(".*\\b(io\\.kipam|io\\.fabric8|com\\.fasterxml|org\\.eclipse)\\..*"))
+        .limit(12)
+        .forEach(line -> System.out.println("    " + line.strip()));
+  }
+
+  /**
+   * JVM options for kipam-node beyond the image's ({@code -Dkipam.bench.nodeJvmOptions="-XX:A
+   * -XX:B"}), to try a setting against the same run's figures before it goes into the image.
+   */
+  private static String[] extraJvmOptions() {
+    String options = System.getProperty("kipam.bench.nodeJvmOptions", "").strip();
+    return options.isEmpty() ? new String[0] : options.split("\\s+");
   }
 
   private static String jcmd(long pid, String... command) {
@@ -215,6 +267,45 @@ public class NodeStartupBenchmark {
     line.add(Long.toString(pid));
     line.addAll(List.of(command));
     return Exec.run(line, Map.of(), "").orFail().stdout();
+  }
+
+  private static final Pattern USED = Pattern.compile("\\bused=(\\d+)Kb");
+
+  /**
+   * The JVM's own account without native memory tracking: the heap's generations and metaspace as
+   * committed now ({@code GC.heap_info}, before the full GC below), the code cache in use ({@code
+   * Compiler.codecache}, its heaps summed) and the threads.
+   */
+  private static String jvmAccount(long pid) {
+    StringBuilder out = new StringBuilder("the JVM's own account, MiB:");
+    String heap = jcmd(pid, "GC.heap_info");
+    Matcher g = GENERATION.matcher(heap);
+    double committed = 0;
+    while (g.find()) {
+      committed += Long.parseLong(g.group(2)) / 1024.0;
+      out.append(
+          String.format(
+              " %s generation %.1f committed (%.1f used),",
+              g.group(1).equals("new") ? "young" : "old",
+              Long.parseLong(g.group(2)) / 1024.0,
+              Long.parseLong(g.group(3)) / 1024.0));
+    }
+    out.append(String.format(" heap %.1f committed;", committed));
+    Matcher m = METASPACE.matcher(heap);
+    if (m.find()) {
+      out.append(
+          String.format(
+              " metaspace (class space in it) %.1f committed (%.1f used);",
+              Long.parseLong(m.group(2)) / 1024.0, Long.parseLong(m.group(1)) / 1024.0));
+    }
+    Matcher code = USED.matcher(jcmd(pid, "Compiler.codecache"));
+    long codeKb = 0;
+    while (code.find()) {
+      codeKb += Long.parseLong(code.group(1));
+    }
+    out.append(String.format(" code cache %.1f used;", codeKb / 1024.0));
+    int threads = ProcessCpu.threadCounts(pid).values().stream().mapToInt(i -> i).sum();
+    return out.append(String.format(" %d threads", threads)).toString();
   }
 
   private static final Pattern TOTAL =

@@ -49,15 +49,19 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
   /**
    * The kipam-node image's JVM options, from the same property its entrypoint is made of ({@code
    * kipam.node.jvmOptions} in the root pom, written to cni-plugin's {@code
-   * target/daemon.jvm-options}): the client compiler only, the serial collector, and the heap,
-   * metaspace, stacks and code cache sized for what the daemon holds (docs/benchmarks.md).
+   * target/daemon.jvm-options}; its malloc arenas likewise, in {@link #environment}): the client
+   * compiler only, the serial collector, and the heap, metaspace, stacks and code cache sized for
+   * what the daemon holds (docs/benchmarks.md).
    */
   @Override
   public List<String> jvmOptions() {
+    return List.of(built("daemon.jvm-options").split(","));
+  }
+
+  /** A setting of the image that cni-plugin's build wrote into its target directory. */
+  private static String built(String file) {
     try {
-      String options =
-          Files.readString(CniPluginBuild.target().resolve("daemon.jvm-options")).trim();
-      return List.of(options.split(","));
+      return Files.readString(CniPluginBuild.target().resolve(file)).trim();
     } catch (IOException e) {
       throw new java.io.UncheckedIOException("package the cni-plugin module first", e);
     }
@@ -82,7 +86,13 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
         "KIPAM_GC_GRACE_SECONDS",
         "2",
         "KIPAM_SETTLE_SECONDS",
-        "5");
+        "5",
+        // A short rehearsal: the tests start hundreds of daemons; benchmarks of a daemon's
+        // speed or memory run the default (NodeSettings.DEFAULT_REHEARSAL_CALLS).
+        "KIPAM_REHEARSAL_CALLS",
+        "30",
+        "MALLOC_ARENA_MAX",
+        built("daemon.malloc-arena-max"));
   }
 
   /** Waits until STATUS through {@code kipam} succeeds: the daemon serves and has synced. */

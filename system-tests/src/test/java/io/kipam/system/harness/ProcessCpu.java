@@ -110,6 +110,49 @@ public final class ProcessCpu {
   }
 
   /**
+   * The parts of the process's resident memory (/proc status): anonymous (heap, stacks, malloc,
+   * what the process itself made), file-backed (mapped executables, libraries, class-data archive
+   * and the runtime's modules, shared with other processes that map them) and shared.
+   */
+  public static String residentParts(long pid) {
+    try {
+      String status = Files.readString(Path.of("/proc", String.valueOf(pid), "status"));
+      StringBuilder parts = new StringBuilder("resident memory by kind:");
+      for (String kind : List.of("RssAnon", "RssFile", "RssShmem")) {
+        Matcher m = Pattern.compile(kind + ":\\s+(\\d+) kB").matcher(status);
+        if (m.find()) {
+          parts.append(String.format(" %s %.0f MiB;", kind, Long.parseLong(m.group(1)) / 1024.0));
+        }
+      }
+      return parts.toString();
+    } catch (IOException e) {
+      return "resident memory by kind: the process is gone";
+    }
+  }
+
+  /** How many threads the process has, by name with its digits left out, most first. */
+  public static Map<String, Integer> threadCounts(long pid) {
+    Map<String, Integer> counts = new java.util.TreeMap<>();
+    try (var tasks = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          String name = Files.readString(task.resolve("comm")).strip();
+          counts.merge(name.replaceAll("[0-9]+", "").trim(), 1, Integer::sum);
+        } catch (IOException e) {
+          // the thread ended
+        }
+      }
+    } catch (IOException e) {
+      // the process is gone
+    }
+    Map<String, Integer> sorted = new java.util.LinkedHashMap<>();
+    counts.entrySet().stream()
+        .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+        .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+    return sorted;
+  }
+
+  /**
    * The fields of a {@code /proc/.../stat} line after the name (which may hold spaces and
    * parentheses): index 11 and 12 are user and system ticks, 13 and 14 those of waited-for
    * children.

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.Kind;
 import io.fabric8.kubernetes.model.annotation.Plural;
@@ -23,38 +21,9 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonDeserialize(using = JsonDeserializer.None.class)
-public final class NodeSummary implements HasMetadata {
+public final class NodeSummary extends ObjectSummary {
 
-  private String apiVersion = "v1";
-  private String kind = "Node";
-  private ObjectMeta metadata;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  @Override
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  @Override
-  public void setMetadata(ObjectMeta metadata) {
-    this.metadata = metadata;
+  public NodeSummary() {
+    super("Node");
   }
 }

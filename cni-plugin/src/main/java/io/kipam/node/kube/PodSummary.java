@@ -4,9 +4,7 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespaced;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.Kind;
 import io.fabric8.kubernetes.model.annotation.Plural;
@@ -25,41 +23,13 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonDeserialize(using = JsonDeserializer.None.class)
-public final class PodSummary implements HasMetadata, Namespaced {
+public final class PodSummary extends ObjectSummary implements Namespaced {
 
-  private String apiVersion = "v1";
-  private String kind = "Pod";
-  private ObjectMeta metadata;
   private Spec spec;
   private Status status;
 
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  @Override
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  @Override
-  public void setMetadata(ObjectMeta metadata) {
-    this.metadata = metadata;
+  public PodSummary() {
+    super("Pod");
   }
 
   public Spec getSpec() {

@@ -3,6 +3,7 @@ package io.kipam.node;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
+import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -196,12 +197,16 @@ public final class NodeDaemon implements AutoCloseable {
   /**
    * The client's JSON mapping of the kinds kipam-node reads and writes only: by default the client
    * loads a class of every kind it knows at its first watch event (some 550 classes, about 4 MiB of
-   * a daemon's memory, docs/benchmarks.md), to find the class of an object by its kind.
+   * a daemon's memory, docs/benchmarks.md), to find the class of an object by its kind. {@code
+   * Status} is among them: a watch's error event (410 Gone after an API server restart) carries
+   * one, and read as anything else the watch would not list again but retry its expired version
+   * forever.
    */
-  private static KubernetesSerialization serialization() {
+  static KubernetesSerialization serialization() {
     KubernetesSerialization serialization = new KubernetesSerialization(new ObjectMapper(), false);
     for (Class<? extends KubernetesResource> kind :
         List.of(
+            Status.class,
             PodSummary.class,
             NodeSummary.class,
             Event.class,

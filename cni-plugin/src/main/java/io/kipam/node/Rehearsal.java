@@ -35,10 +35,10 @@ import org.slf4j.LoggerFactory;
  * compiled code rather than a JVM that compiles while they wait (a new node is when every pending
  * pod arrives at once). Each call goes through the socket as the executable's does: the server, the
  * envelope, the CNI request's parsing and the error answer of a pool that does not exist (on {@code
- * /v1/rehearsal}, which the metrics do not count and which is gone once Ready). A tenth of them, at
- * most 100, also send the IPAddress of an ADD to the API server as a dry run: the same object,
- * serialization, HTTP/2 and TLS as a pod's create; the API server admits and validates it and
- * stores nothing. Nothing here allocates, writes or changes the node's state.
+ * /v1/rehearsal}, which the metrics do not count and which is gone once Ready). A third of them, at
+ * most {@link #MAX_DRY_RUNS}, also send the IPAddress of an ADD to the API server as a dry run: the
+ * same object, serialization, HTTP/2 and TLS as a pod's create; the API server admits and validates
+ * it and stores nothing. Nothing here allocates, writes or changes the node's state.
  */
 final class Rehearsal {
 
@@ -46,9 +46,6 @@ final class Rehearsal {
 
   /** The calls at once, as a node's runtime makes them when pods arrive together. */
   private static final int AT_ONCE = 4;
-
-  /** A pool name no IPPool has: every rehearsed ADD stops at it. */
-  private final String noPool = "kipam-rehearsal-" + UUID.randomUUID().toString().substring(0, 8);
 
   /**
    * The rehearsal's longest: a daemon whose API server went away after the watches listed must not
@@ -60,6 +57,9 @@ final class Rehearsal {
   static final int MAX_DRY_RUNS = 200;
 
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A pool name no IPPool has: every rehearsed ADD stops at it. */
+  private final String noPool = "kipam-rehearsal-" + UUID.randomUUID().toString().substring(0, 8);
 
   private final Path socket;
   private final KubernetesStore store;

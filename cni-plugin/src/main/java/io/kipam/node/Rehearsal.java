@@ -2,6 +2,8 @@ package io.kipam.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.cni.spec.Attachment;
@@ -26,6 +28,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,6 +64,7 @@ final class Rehearsal {
   /** A pool name no IPPool has: every rehearsed ADD stops at it. */
   private final String noPool = "kipam-rehearsal-" + UUID.randomUUID().toString().substring(0, 8);
 
+  private final AtomicBoolean firstRefusal = new AtomicBoolean();
   private final Path socket;
   private final KubernetesStore store;
   private final String node;
@@ -93,7 +97,7 @@ final class Rehearsal {
                   for (int i = first; i < calls && System.nanoTime() < deadline; i += AT_ONCE) {
                     count(answers, "socket " + call(i));
                     if (i < dryRuns) {
-                      count(answers, "dry-run create " + store.dryRunCreateAddress(lease(i)));
+                      count(answers, "dry-run create " + dryRun(i));
                     }
                   }
                 }));
@@ -114,6 +118,23 @@ final class Rehearsal {
         dryRuns,
         BUDGET.toSeconds(),
         answers);
+  }
+
+  /**
+   * A dry-run create's answer: 201, or the refusal's status and reason; the first refusal's message
+   * is logged whole (a daemon whose token is of another node is refused by the node admission
+   * policy here before any pod's ADD is).
+   */
+  private String dryRun(int i) {
+    KubernetesClientException refused = store.dryRunCreateAddress(lease(i));
+    if (refused == null) {
+      return "201";
+    }
+    if (firstRefusal.compareAndSet(false, true)) {
+      log.warn("the API server refused a rehearsed dry-run create: {}", refused.getMessage());
+    }
+    Status status = refused.getStatus();
+    return refused.getCode() + (status == null ? "" : " " + status.getReason());
   }
 
   private static void count(Map<String, AtomicInteger> answers, String answer) {

@@ -381,15 +381,14 @@ public final class KubernetesStore implements AllocationStore {
   /**
    * The create of {@link #createAddress} as a dry run: the API server admits and validates it and
    * stores nothing. Outside the write budget: it is kipam-node's rehearsal before it is Ready, not
-   * a pod's write. The HTTP status, 201 when it would have been created, and else why not.
+   * a pod's write. Null when it would have been created, else the API server's refusal.
    */
-  public String dryRunCreateAddress(Lease lease) {
+  public KubernetesClientException dryRunCreateAddress(Lease lease) {
     try {
       client.resource(addressObject(lease)).dryRun().create();
-      return "201";
+      return null;
     } catch (KubernetesClientException e) {
-      String why = e.getStatus() == null ? e.getMessage() : e.getStatus().getMessage();
-      return e.getCode() + " (" + (why == null ? "" : why) + ")";
+      return e;
     }
   }
 

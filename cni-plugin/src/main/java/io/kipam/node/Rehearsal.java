@@ -6,30 +6,25 @@ import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import io.kipam.cni.shim.Kipam;
+import io.kipam.cni.shim.UnixHttpClient;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.kube.KubernetesStore;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,6 +54,9 @@ final class Rehearsal {
   /** Dry-run creates at most, whatever the calls: each costs the API server an admission. */
   static final int MAX_DRY_RUNS = 200;
 
+  /** One call's longest, as the executable's own. */
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A pool name no IPPool has: every rehearsed ADD stops at it. */
@@ -85,7 +83,7 @@ final class Rehearsal {
     long start = System.nanoTime();
     long deadline = start + BUDGET.toNanos();
     int dryRuns = Math.min(MAX_DRY_RUNS, calls / 3);
-    Map<String, AtomicInteger> answers = new TreeMap<>();
+    Map<String, Integer> answers = new ConcurrentSkipListMap<>();
     ExecutorService threads = Executors.newFixedThreadPool(AT_ONCE);
     try {
       List<Future<?>> work = new ArrayList<>();
@@ -95,9 +93,9 @@ final class Rehearsal {
             threads.submit(
                 () -> {
                   for (int i = first; i < calls && System.nanoTime() < deadline; i += AT_ONCE) {
-                    count(answers, "socket " + call(i));
+                    answers.merge("socket " + call(i), 1, Integer::sum);
                     if (i < dryRuns) {
-                      count(answers, "dry-run create " + dryRun(i));
+                      answers.merge("dry-run create " + dryRun(i), 1, Integer::sum);
                     }
                   }
                 }));
@@ -137,39 +135,21 @@ final class Rehearsal {
     return refused.getCode() + (status == null ? "" : " " + status.getReason());
   }
 
-  private static void count(Map<String, AtomicInteger> answers, String answer) {
-    synchronized (answers) {
-      answers.computeIfAbsent(answer, a -> new AtomicInteger()).incrementAndGet();
-    }
-  }
-
-  /** One CNI ADD through the socket; the exit code it answered, or what went wrong. */
+  /**
+   * One CNI ADD through the socket, with the executable's own envelope and client; the exit code it
+   * answered, or what went wrong.
+   */
   private String call(int i) {
-    try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-      channel.connect(UnixDomainSocketAddress.of(socket));
-      byte[] body = envelope(i);
-      String head =
-          "POST /v1/rehearsal HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-              + "Content-Length: "
-              + body.length
-              + "\r\nConnection: close\r\n\r\n";
-      channel.write(ByteBuffer.wrap(head.getBytes(StandardCharsets.US_ASCII)));
-      channel.write(ByteBuffer.wrap(body));
-      ByteBuffer buffer = ByteBuffer.allocate(8192);
-      StringBuilder answer = new StringBuilder();
-      while (channel.read(buffer) >= 0) {
-        buffer.flip();
-        answer.append(StandardCharsets.UTF_8.decode(buffer));
-        buffer.clear();
+    try {
+      UnixHttpClient.Response answer =
+          UnixHttpClient.post(socket, "/v1/rehearsal", envelope(i), CALL_TIMEOUT);
+      String code = answer.headers().get("kipam-exit-code");
+      if (code == null) {
+        return "HTTP " + answer.status();
       }
-      int code = answer.indexOf("Kipam-Exit-Code: ");
-      if (code < 0) {
-        return answer.substring(0, Math.max(0, answer.indexOf("\r\n")));
-      }
-      String json = answer.substring(answer.indexOf("\r\n\r\n") + 4);
-      String message = JSON.readTree(json).path("msg").asText("");
+      String message = JSON.readTree(answer.body()).path("msg").asText("");
       return "exit code "
-          + answer.substring(code + 17, answer.indexOf("\r", code))
+          + code
           + " ("
           + message.substring(0, Math.min(80, message.length()))
           + ")";
@@ -185,23 +165,26 @@ final class Rehearsal {
     config.put("name", "kipam-rehearsal");
     config.put("type", "kipam");
     config.putObject("ipam").put("type", "kipam").putArray("pools").add(noPool);
-    ObjectNode envelope = JSON.createObjectNode();
-    ObjectNode env = envelope.putObject("env");
-    env.put("CNI_COMMAND", "ADD");
-    env.put("CNI_CONTAINERID", "kipam-rehearsal-" + i);
-    env.put("CNI_NETNS", "/var/run/netns/kipam-rehearsal-" + i);
-    env.put("CNI_IFNAME", "eth0");
-    env.put("CNI_PATH", "/opt/cni/bin");
-    env.put(
-        "CNI_ARGS",
-        "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=kipam-rehearsal-"
-            + i
-            + ";K8S_POD_INFRA_CONTAINER_ID=kipam-rehearsal-"
-            + i
-            + ";K8S_POD_UID="
-            + UUID.randomUUID());
-    envelope.put("stdin", Base64.getEncoder().encodeToString(JSON.writeValueAsBytes(config)));
-    return JSON.writeValueAsBytes(envelope);
+    return Kipam.envelope(
+        Map.of(
+            "CNI_COMMAND",
+            "ADD",
+            "CNI_CONTAINERID",
+            "kipam-rehearsal-" + i,
+            "CNI_NETNS",
+            "/var/run/netns/kipam-rehearsal-" + i,
+            "CNI_IFNAME",
+            "eth0",
+            "CNI_PATH",
+            "/opt/cni/bin",
+            "CNI_ARGS",
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=kipam-rehearsal-"
+                + i
+                + ";K8S_POD_INFRA_CONTAINER_ID=kipam-rehearsal-"
+                + i
+                + ";K8S_POD_UID="
+                + UUID.randomUUID()),
+        JSON.writeValueAsBytes(config));
   }
 
   /** An ADD's lease, of a pod that does not exist in namespace {@code default}. */

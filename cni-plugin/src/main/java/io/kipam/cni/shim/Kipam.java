@@ -191,7 +191,7 @@ public final class Kipam {
   }
 
   /** The request body: the CNI_* variables only (nothing else of the environment) and stdin. */
-  static byte[] envelope(Map<String, String> env, byte[] config) {
+  public static byte[] envelope(Map<String, String> env, byte[] config) {
     StringBuilder json = new StringBuilder("{\"env\":{");
     String separator = "";
     for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {

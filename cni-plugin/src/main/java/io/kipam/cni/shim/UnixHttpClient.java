@@ -25,10 +25,10 @@ import java.util.concurrent.TimeUnit;
  * one deadline: when it passes, the channel is closed under whatever blocking call is under way and
  * the call fails with a {@link SocketTimeoutException}.
  */
-final class UnixHttpClient {
+public final class UnixHttpClient {
 
   /** An HTTP answer: status, headers with lower-case names, body. */
-  record Response(int status, Map<String, String> headers, byte[] body) {}
+  public record Response(int status, Map<String, String> headers, byte[] body) {}
 
   private UnixHttpClient() {}
 
@@ -37,7 +37,8 @@ final class UnixHttpClient {
    *
    * @throws SocketTimeoutException if the answer is not complete within {@code timeout}
    */
-  static Response post(Path socket, String path, byte[] body, Duration timeout) throws IOException {
+  public static Response post(Path socket, String path, byte[] body, Duration timeout)
+      throws IOException {
     try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
         Deadline deadline = new Deadline(channel, timeout)) {
       try {

@@ -21,6 +21,12 @@ public final class ApiConstants {
    */
   public static final String LABEL_PARENT = GROUP + "/parent";
 
+  /**
+   * On the sub-claim of a persistent address: the UID of the IPAMClaim that holds it, so a claim's
+   * addresses are found with one label-selected read.
+   */
+  public static final String LABEL_CLAIM = GROUP + "/claim";
+
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 
   /**

@@ -19,6 +19,8 @@ import io.kipam.cni.spec.NetworkConfig;
 import io.kipam.cni.spec.Route;
 import io.kipam.node.alloc.AllocationException;
 import io.kipam.node.alloc.Allocator;
+import io.kipam.node.alloc.ClaimException;
+import io.kipam.node.alloc.ClaimStore;
 import io.kipam.node.alloc.Lease;
 import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
@@ -26,7 +28,9 @@ import io.kipam.node.alloc.PoolView;
 import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
 import io.kipam.node.alloc.WriteOutcomeUnknownException;
+import io.kipam.node.claims.NetworkSelection;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.PodSummary;
 import io.kipam.node.kube.PoolDemand;
 import io.kipam.node.server.CniEndpoint;
 import java.time.Duration;
@@ -60,9 +64,11 @@ public final class CniService implements CniEndpoint, CniPlugin {
   private final BooleanSupplier ready;
   private final Duration gcGrace;
   private final PoolDemand demand;
+  private final ClaimStore claims;
 
   /**
    * @param ready what STATUS reports: synced, and every watch running and connected
+   * @param claims where IPAMClaims are read
    */
   public CniService(
       NodeWatch watch,
@@ -70,7 +76,9 @@ public final class CniService implements CniEndpoint, CniPlugin {
       Allocator allocator,
       BooleanSupplier ready,
       Duration gcGrace,
-      PoolDemand demand) {
+      PoolDemand demand,
+      ClaimStore claims) {
+    this.claims = claims;
     this.watch = watch;
     this.ledger = ledger;
     this.allocator = allocator;
@@ -96,11 +104,101 @@ public final class CniService implements CniEndpoint, CniPlugin {
           String namespace = request.environment().args().podNamespace().orElseThrow();
           List<PoolView> pools = pools(config.ipam().pools(), namespace);
           PodRef pod = owner(request);
+          ClaimStore.Claim claim = claimOf(config, attachment, pod).orElse(null);
           List<Lease> leases =
-              allocator.allocate(pools, attachment, pod, config.name(), config.mac().orElse(null));
+              allocator.allocate(
+                  pools, attachment, pod, config.name(), config.mac().orElse(null), claim);
           pools.forEach(p -> demand.served(p.name()));
           return result(leases);
         });
+  }
+
+  /**
+   * The IPAMClaim the pod names for this attachment: {@code ipam-claim-reference} of the pod's
+   * network-selection element whose interface is the call's (design §5b). Checked against the
+   * network configuration and the call: the network must allow persistent addresses, the claim must
+   * be in the pod's namespace and be for this network and interface.
+   */
+  private Optional<ClaimStore.Claim> claimOf(
+      NetworkConfig config, Attachment attachment, PodRef pod) {
+    String selection =
+        watch.podAnnotation(pod.namespace(), pod.name(), NetworkSelection.ANNOTATION).orElse(null);
+    Optional<NetworkSelection.Element> element;
+    try {
+      element = NetworkSelection.forInterface(selection, attachment.ifName());
+    } catch (NetworkSelection.MalformedException e) {
+      throw new CniException(
+          CniErrorCode.INVALID_NETWORK_CONFIG,
+          "pod " + pod.namespace() + "/" + pod.name() + ": " + e.getMessage(),
+          "nothing was allocated");
+    }
+    if (element.isEmpty() || element.get().claim() == null) {
+      return Optional.empty();
+    }
+    String reference = element.get().claim();
+    String namespace = pod.namespace();
+    String name = reference;
+    int slash = reference.indexOf('/');
+    if (slash >= 0) {
+      namespace = reference.substring(0, slash);
+      name = reference.substring(slash + 1);
+    }
+    String what = "IPAMClaim " + namespace + "/" + name;
+    String forPod =
+        "pod "
+            + pod.namespace()
+            + "/"
+            + pod.name()
+            + " names "
+            + what
+            + " for interface "
+            + attachment.ifName()
+            + " of network "
+            + config.name();
+    if (!config.allowPersistentIPs()) {
+      throw refused(
+          forPod
+              + ", but network "
+              + config.name()
+              + " does not allow persistent addresses: set \"allowPersistentIPs\": true in its"
+              + " configuration");
+    }
+    if (!namespace.equals(pod.namespace())) {
+      throw refused(
+          forPod
+              + ", in another namespace: a claim's address is used only by pods of the claim's"
+              + " namespace");
+    }
+    ClaimStore.Claim claim =
+        claims
+            .readClaim(namespace, name)
+            .orElseThrow(
+                () ->
+                    new CniException(
+                        CniErrorCode.TRY_AGAIN_LATER,
+                        forPod + ", which does not exist; nothing was allocated",
+                        "create the IPAMClaim (KubeVirt's ipam-extensions makes one per virtual"
+                            + " machine and network), then the runtime's retry attaches it"));
+    if (claim.deleting()) {
+      throw new CniException(
+          CniErrorCode.TRY_AGAIN_LATER,
+          forPod + ", which is being deleted; nothing was allocated",
+          "its address is given back once no pod uses it");
+    }
+    if (!config.name().equals(claim.network())) {
+      throw refused(forPod + ", but the claim is for network " + claim.network());
+    }
+    if (claim.ifName() != null
+        && !claim.ifName().isEmpty()
+        && !claim.ifName().equals(attachment.ifName())) {
+      throw refused(forPod + ", but the claim is for interface " + claim.ifName());
+    }
+    return Optional.of(claim);
+  }
+
+  private static CniException refused(String message) {
+    return new CniException(
+        CniErrorCode.INVALID_NETWORK_CONFIG, message + "; nothing was allocated", "");
   }
 
   @Override
@@ -176,6 +274,8 @@ public final class CniService implements CniEndpoint, CniPlugin {
                   + " (config/admission); nothing was allocated"
               : "nothing was allocated";
       throw new CniException(code, e.getMessage(), details);
+    } catch (ClaimException e) {
+      throw claimRefusal(e);
     } catch (NodeWatch.PoolNotUsableException e) {
       throw new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), "");
     } catch (NodeWatch.PodNotOnNodeException e) {
@@ -186,6 +286,41 @@ public final class CniService implements CniEndpoint, CniPlugin {
               + " this node with the runtime's K8S_POD_UID (or its mirror Pod); try again once the"
               + " Pod exists");
     }
+  }
+
+  /**
+   * An IPAMClaim that cannot be attached as asked. Its address attached to another pod is "try
+   * again" while that pod is gone, finished or being deleted (its attachment is ending), and {@link
+   * CniErrorCode#CLAIM_IN_USE} while it runs.
+   */
+  private CniException claimRefusal(ClaimException e) {
+    return switch (e.kind()) {
+      case TRY_AGAIN -> new CniException(CniErrorCode.TRY_AGAIN_LATER, e.getMessage(), "");
+      case INVALID -> refused(e.getMessage());
+      case IN_USE -> {
+        Lease holder = e.holder().orElseThrow();
+        Optional<PodSummary> pod = watch.freshPod(holder.pod().namespace(), holder.pod().name());
+        boolean live =
+            pod.isPresent()
+                && pod.get().getMetadata().getUid().equals(holder.pod().uid())
+                && pod.get().getMetadata().getDeletionTimestamp() == null
+                && !"Succeeded".equals(pod.get().phase())
+                && !"Failed".equals(pod.get().phase());
+        yield live
+            ? new CniException(
+                CniErrorCode.CLAIM_IN_USE,
+                e.getMessage()
+                    + ", which is running: an IPAMClaim's address is attached to one pod at a"
+                    + " time (live migration is not supported); nothing was allocated",
+                "")
+            : new CniException(
+                CniErrorCode.TRY_AGAIN_LATER,
+                e.getMessage()
+                    + ", whose attachment is ending (the pod is gone, finished or being deleted);"
+                    + " nothing was allocated, try again",
+                "");
+      }
+    };
   }
 
   private void requireWatching() {

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
@@ -20,6 +21,7 @@ import io.kipam.node.kube.AddressEvents;
 import io.kipam.node.kube.ApiTraffic;
 import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
+import io.kipam.node.kube.KubernetesClaims;
 import io.kipam.node.kube.KubernetesStore;
 import io.kipam.node.kube.NodeSummary;
 import io.kipam.node.kube.NodeWatch;
@@ -111,7 +113,9 @@ public final class NodeDaemon implements AutoCloseable {
     TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());
     KubernetesStore store =
         new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid, traffic);
-    Allocator allocator = new Allocator(ledger, store, new SecureRandom(), settings.settleAfter());
+    KubernetesClaims claims = new KubernetesClaims(client, store);
+    Allocator allocator =
+        new Allocator(ledger, store, claims, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
     ReleaseResponder responder =
         new ReleaseResponder(ledger, blockStatus, clock, settings.releaseAbandonAfter());
@@ -120,7 +124,7 @@ public final class NodeDaemon implements AutoCloseable {
         new BlockStatusReporter(ledger, blockStatus, clock, settings.blockStatusPeriod());
     PoolDemand demand = new PoolDemand(client, settings.node(), clock, limiter);
     CniService service =
-        new CniService(watch, ledger, allocator, this::ready, settings.gcGrace(), demand);
+        new CniService(watch, ledger, allocator, this::ready, settings.gcGrace(), demand, claims);
     server = new NodeServer(settings.socket(), measured(service, registry), this::ready, registry);
     settings.probeAddress().ifPresent(server::probesOn);
     server.start();
@@ -212,7 +216,8 @@ public final class NodeDaemon implements AutoCloseable {
             Event.class,
             IPPool.class,
             IPBlock.class,
-            IPAddress.class)) {
+            IPAddress.class,
+            IPAMClaim.class)) {
       serialization.registerKubernetesResource(kind);
     }
     return serialization;

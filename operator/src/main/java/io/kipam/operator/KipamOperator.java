@@ -11,6 +11,7 @@ import io.kipam.operator.audit.AuditLoop;
 import io.kipam.operator.audit.DuplicateSummary;
 import io.kipam.operator.audit.Sightings;
 import io.kipam.operator.block.BlockReconciler;
+import io.kipam.operator.block.ClaimSweep;
 import io.kipam.operator.capacity.CapacityPublisher;
 import io.kipam.operator.check.CheckCommand;
 import io.kipam.operator.kube.AddressLookup;
@@ -48,6 +49,7 @@ public final class KipamOperator implements AutoCloseable {
   private MetricsServer http;
   private CapacityPublisher capacity;
   private AuditLoop audit;
+  private AuditLoop claimSweep;
   private volatile boolean leading;
   private volatile boolean closing;
 
@@ -165,6 +167,11 @@ public final class KipamOperator implements AutoCloseable {
                 duplicates,
                 settings.auditPageSize()),
             settings.auditInterval());
+    claimSweep =
+        new AuditLoop(
+            new ClaimSweep(client, caches, delete, events),
+            ClaimSweep.INTERVAL,
+            "release of deleted IPAMClaims' addresses");
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
       leading = true;
@@ -176,6 +183,7 @@ public final class KipamOperator implements AutoCloseable {
             client, caches, settings.capacityInterval(), this::isLeader, metrics, clock);
     if (!settings.leaderElection()) {
       audit.start();
+      claimSweep.start();
     }
     log.info(
         "kipam-operator {} started: metrics on port {}, leader election {}",
@@ -216,11 +224,13 @@ public final class KipamOperator implements AutoCloseable {
     metrics.leader(true);
     log.info("{} holds the Lease {} and reconciles", settings.identity(), settings.leaseName());
     audit.start();
+    claimSweep.start();
   }
 
   private void stoppedLeading() {
     leading = false;
     audit.close();
+    claimSweep.close();
     metrics.leader(false);
     if (closing) {
       return;
@@ -267,6 +277,9 @@ public final class KipamOperator implements AutoCloseable {
     try {
       if (audit != null) {
         audit.close();
+      }
+      if (claimSweep != null) {
+        claimSweep.close();
       }
       if (operator != null) {
         operator.stop();

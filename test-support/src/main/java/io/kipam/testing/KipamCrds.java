@@ -20,15 +20,28 @@ public final class KipamCrds {
 
   /** Applies every CRD in config/crd (server-side apply, idempotent) and waits until served. */
   public static synchronized void install(KubernetesClient client) {
-    for (Path file : files()) {
-      try (InputStream in = Files.newInputStream(file)) {
-        CustomResourceDefinition crd =
-            client.apiextensions().v1().customResourceDefinitions().load(in).item();
-        client.resource(crd).forceConflicts().serverSideApply();
-        Fixtures.awaitEstablished(client, crd.getMetadata().getName());
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot read " + file, e);
-      }
+    files().forEach(file -> apply(client, file));
+  }
+
+  /**
+   * Applies the optional IPAMClaim CRD of {@code config/ipamclaims}, as a user who wants persistent
+   * addresses installs it, and waits until it is served.
+   */
+  public static synchronized void installIpamClaims(KubernetesClient client) {
+    apply(
+        client,
+        ControlPlaneBinaries.repositoryRoot()
+            .resolve("config/ipamclaims/ipamclaims.k8s.cni.cncf.io.yaml"));
+  }
+
+  private static void apply(KubernetesClient client, Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      CustomResourceDefinition crd =
+          client.apiextensions().v1().customResourceDefinitions().load(in).item();
+      client.resource(crd).forceConflicts().serverSideApply();
+      Fixtures.awaitEstablished(client, crd.getMetadata().getName());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
     }
   }
 

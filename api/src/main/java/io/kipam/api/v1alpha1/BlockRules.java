@@ -44,10 +44,17 @@ final class BlockRules {
       "spec.parent must name a slot of spec.pool: an IPBlock name that starts with spec.pool and"
           + " '.'";
 
-  static final String SUB_CLAIM_HAS_NODE = "!has(self.parent) || has(self.node)";
+  static final String SUB_CLAIM_HAS_NODE = "!has(self.parent) || has(self.node) || has(self.claim)";
   static final String SUB_CLAIM_HAS_NODE_MESSAGE =
       "spec.node is required on a sub-claim (spec.parent set): it names the node that holds the"
-          + " address; only a slot claimed Shared from birth has no node";
+          + " address; only a slot claimed Shared from birth, and the sub-claim of a persistent"
+          + " address (spec.claim), have no node";
+
+  static final String CLAIM_ONLY_ON_NODELESS_SUB_CLAIM =
+      "!has(self.claim) || (has(self.parent) && !has(self.node))";
+  static final String CLAIM_ONLY_ON_NODELESS_SUB_CLAIM_MESSAGE =
+      "spec.claim is set only on the sub-claim of a persistent address: with spec.parent, and"
+          + " without spec.node (the IPAMClaim holds it, not a node)";
 
   // Root-level rules: they need spec and status together. Status cannot be set on create (the
   // status subresource drops it), so a slot created without a node is Shared by that fact alone;

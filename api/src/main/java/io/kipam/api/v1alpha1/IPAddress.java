@@ -41,6 +41,10 @@ import io.kipam.api.ApiConstants;
     jsonPath = ".spec.pod.name",
     type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
+    name = "CLAIM",
+    jsonPath = ".spec.claim",
+    type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
     name = "NODE",
     jsonPath = ".spec.node",
     type = AdditionalPrinterColumn.Type.STRING)

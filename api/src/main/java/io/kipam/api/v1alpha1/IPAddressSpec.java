@@ -61,6 +61,13 @@ public class IPAddressSpec {
   @JsonPropertyDescription("Interface name inside the pod (CNI_IFNAME), e.g. eth0 or net1.")
   private String interfaceName;
 
+  @Size(max = 253)
+  @JsonPropertyDescription(
+      "Set on the address of an IPAMClaim (a persistent address): the claim's name, in this"
+          + " namespace. The claim holds the address between pods; this object is one pod's"
+          + " attachment of it.")
+  private String claim;
+
   @Size(max = 17)
   @Pattern("^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
   @JsonPropertyDescription("MAC address of the interface, when the runtime told it; lowercase.")
@@ -130,6 +137,14 @@ public class IPAddressSpec {
   @JsonProperty("interface")
   public void setInterfaceName(String interfaceName) {
     this.interfaceName = interfaceName;
+  }
+
+  public String getClaim() {
+    return claim;
+  }
+
+  public void setClaim(String claim) {
+    this.claim = claim;
   }
 
   public String getMac() {

@@ -40,6 +40,11 @@ import io.kipam.api.ApiConstants;
     jsonPath = ".spec.node",
     type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
+    name = "CLAIM",
+    jsonPath = ".spec.claim.name",
+    type = AdditionalPrinterColumn.Type.STRING,
+    priority = 1)
+@AdditionalPrinterColumn(
     name = "MODE",
     jsonPath = ".status.mode",
     type = AdditionalPrinterColumn.Type.STRING)

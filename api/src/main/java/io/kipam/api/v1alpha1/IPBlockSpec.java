@@ -23,6 +23,9 @@ import io.fabric8.generator.annotation.ValidationRule;
 @ValidationRule(
     value = BlockRules.SUB_CLAIM_HAS_NODE,
     message = BlockRules.SUB_CLAIM_HAS_NODE_MESSAGE)
+@ValidationRule(
+    value = BlockRules.CLAIM_ONLY_ON_NODELESS_SUB_CLAIM,
+    message = BlockRules.CLAIM_ONLY_ON_NODELESS_SUB_CLAIM_MESSAGE)
 public class IPBlockSpec {
 
   @Required
@@ -48,6 +51,11 @@ public class IPBlockSpec {
           + " whose addresses this host-prefix block claims for spec.node.")
   private String parent;
 
+  @JsonPropertyDescription(
+      "Set only on the sub-claim of a persistent address: the IPAMClaim that holds it. Such a"
+          + " sub-claim has no spec.node: the address follows the claim's pods from node to node.")
+  private ClaimReference claim;
+
   public IPBlockSpec() {}
 
   public IPBlockSpec(String pool, String cidr, String node) {
@@ -64,6 +72,25 @@ public class IPBlockSpec {
     IPBlockSpec spec = new IPBlockSpec(pool, cidr, node);
     spec.setParent(parent);
     return spec;
+  }
+
+  /**
+   * The sub-claim of a persistent address ({@code cidr}, host prefix) in slot {@code parent}, held
+   * by the IPAMClaim {@code claim} rather than by a node.
+   */
+  public static IPBlockSpec claimed(String pool, String cidr, String parent, ClaimReference claim) {
+    IPBlockSpec spec = new IPBlockSpec(pool, cidr, null);
+    spec.setParent(parent);
+    spec.setClaim(claim);
+    return spec;
+  }
+
+  public ClaimReference getClaim() {
+    return claim;
+  }
+
+  public void setClaim(ClaimReference claim) {
+    this.claim = claim;
   }
 
   public String getPool() {

@@ -25,6 +25,8 @@ class InstallRbacIT {
   @BeforeAll
   static void install(ControlPlane controlPlane) {
     KipamInstall.apply(controlPlane);
+    // kubectl auth can-i resolves a resource by discovery: the optional CRD must be served.
+    io.kipam.testing.KipamCrds.installIpamClaims(controlPlane.client());
   }
 
   @ParameterizedTest(name = "{0} may {1} {2} in {3}")
@@ -66,6 +68,8 @@ class InstallRbacIT {
         can(NODE_SA, "list", "nodes"),
         can(NODE_SA, "watch", "nodes"),
         can(NODE_SA, "get", "namespaces"),
+        can(NODE_SA, "get", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+        can(NODE_SA, "patch", "ipamclaims.k8s.cni.cncf.io/status", "team-b"),
         // kipam-operator: config/rbac/operator-role.yaml, rule by rule.
         can(OPERATOR_SA, "get", "ippools.kipam.io"),
         can(OPERATOR_SA, "list", "ippools.kipam.io"),
@@ -83,6 +87,7 @@ class InstallRbacIT {
         can(OPERATOR_SA, "delete", "ipaddresses.kipam.io", "team-b"),
         can(OPERATOR_SA, "patch", "ipaddresses.kipam.io", "team-c"),
         can(OPERATOR_SA, "get", "pods", "team-a"),
+        can(OPERATOR_SA, "list", "ipamclaims.k8s.cni.cncf.io", "team-a"),
         can(OPERATOR_SA, "get", "nodes"),
         can(OPERATOR_SA, "list", "nodes"),
         can(OPERATOR_SA, "watch", "nodes"),
@@ -127,6 +132,11 @@ class InstallRbacIT {
             can(NODE_SA, "patch", "nodes/status"),
             can(NODE_SA, "delete", "pods", "team-a"),
             can(NODE_SA, "create", "leases.coordination.k8s.io", "kipam-system"),
+            // A claim is made by its workload's controller; a node only reads it and writes
+            // its status.
+            can(NODE_SA, "create", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            can(NODE_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            can(NODE_SA, "update", "ipamclaims.k8s.cni.cncf.io", "team-a"),
             // The operator never claims blocks nor allocates: only daemons do.
             can(OPERATOR_SA, "create", "ipblocks.kipam.io"),
             can(OPERATOR_SA, "create", "ipaddresses.kipam.io", "team-a"),
@@ -135,7 +145,9 @@ class InstallRbacIT {
             can(OPERATOR_SA, "update", "ipaddresses.kipam.io", "team-a"),
             can(OPERATOR_SA, "delete", "ippools.kipam.io"),
             can(OPERATOR_SA, "list", "pods"),
-            can(OPERATOR_SA, "create", "leases.coordination.k8s.io", "default"))
+            can(OPERATOR_SA, "create", "leases.coordination.k8s.io", "default"),
+            can(OPERATOR_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            can(OPERATOR_SA, "patch", "ipamclaims.k8s.cni.cncf.io/status", "team-a"))
         .forEach(denied::add);
     return denied.build();
   }

@@ -23,9 +23,11 @@ class KubectlColumnsIT {
   private final KubernetesClient client = controlPlane.client();
 
   @Test
-  void getIpaddressesShowsIpPoolPodNodeAndAge() {
+  void getIpaddressesShowsIpPoolPodClaimNodeAndAge() {
     String ns = Fixtures.namespace(client, "columns");
-    IPAddress first = client.resource(address(ns, "10.244.0.10", "web-0", "node-a")).create();
+    IPAddress claimed = address(ns, "10.244.0.10", "web-0", "node-a");
+    claimed.getSpec().setClaim("web-0.tenant");
+    IPAddress first = client.resource(claimed).create();
     client.resource(address(ns, "10.244.0.11", "web-1", "node-b")).create();
 
     String table = controlPlane.kubectl("get", "ipaddresses.kipam.io", "-A");
@@ -33,16 +35,25 @@ class KubectlColumnsIT {
     List<String> lines = table.lines().toList();
 
     assertThat(columns(lines.get(0)))
-        .containsExactly("NAMESPACE", "NAME", "IP", "POOL", "POD", "NODE", "AGE");
+        .containsExactly("NAMESPACE", "NAME", "IP", "POOL", "POD", "CLAIM", "NODE", "AGE");
     List<String> row =
         lines.stream()
             .map(KubectlColumnsIT::columns)
             .filter(c -> c.get(1).equals(first.getMetadata().getName()))
             .findFirst()
             .orElseThrow();
-    assertThat(row.subList(0, 6))
-        .containsExactly(ns, "pods-v4.10-244-0-10", "10.244.0.10", "pods-v4", "web-0", "node-a");
-    assertThat(row.get(6)).matches("\\d+[smhd].*");
+    assertThat(row.subList(0, 7))
+        .containsExactly(
+            ns, "pods-v4.10-244-0-10", "10.244.0.10", "pods-v4", "web-0", "web-0.tenant", "node-a");
+    assertThat(row.get(7)).matches("\\d+[smhd].*");
+    List<String> unclaimed =
+        lines.stream()
+            .map(KubectlColumnsIT::columns)
+            .filter(c -> c.get(1).equals("pods-v4.10-244-0-11"))
+            .findFirst()
+            .orElseThrow();
+    // No claim: kubectl leaves the column blank.
+    assertThat(unclaimed.subList(4, 6)).containsExactly("web-1", "node-b");
   }
 
   @Test

@@ -36,6 +36,11 @@ public enum CniErrorCode {
   /** kipam: CHECK found that the attachment's address no longer matches its prevResult. */
   CHECK_MISMATCH(102),
   /**
+   * kipam: the address of the IPAMClaim the pod names is attached to another pod that is still
+   * running: one attachment at a time (live migration is not supported).
+   */
+  CLAIM_IN_USE(103),
+  /**
    * A bug in kipam; the details say where to look, and a retry is unlikely to help. 999 is the code
    * the reference library (libcni's skel) gives errors it cannot classify, so tools that know that
    * convention read kipam's the same way.

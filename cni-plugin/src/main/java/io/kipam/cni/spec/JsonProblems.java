@@ -86,6 +86,11 @@ final class JsonProblems {
         .map(JsonNode::textValue);
   }
 
+  Optional<Boolean> bool(JsonNode object, String parent, String key) {
+    return typed(object, parent, key, false, JsonNode::isBoolean, "a boolean")
+        .map(JsonNode::booleanValue);
+  }
+
   Optional<JsonNode> object(JsonNode object, String parent, String key, boolean required) {
     return typed(object, parent, key, required, JsonNode::isObject, "an object");
   }

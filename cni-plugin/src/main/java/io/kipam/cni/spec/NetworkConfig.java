@@ -11,8 +11,10 @@ import java.util.Optional;
  * caller's {@code cniVersion} (kept so the answer is in the same version), the network {@code
  * name}, the calling plugin's {@code type}, the {@link IpamConfig}, the MAC the runtime asked for
  * ({@code runtimeConfig.mac}, the "mac" capability, or CNI_ARGS MAC), the {@code prevResult} of
- * CHECK and DEL, and GC's {@code cni.dev/valid-attachments}. Everything else, including the main
- * plugin's own settings and {@code args}, is ignored as the specification allows.
+ * CHECK and DEL, GC's {@code cni.dev/valid-attachments}, and {@code allowPersistentIPs} (the
+ * multi-network convention by which a network lets pods keep addresses through an IPAMClaim; false
+ * when absent). Everything else, including the main plugin's own settings and {@code args}, is
+ * ignored as the specification allows.
  */
 public record NetworkConfig(
     CniVersion cniVersion,
@@ -21,7 +23,11 @@ public record NetworkConfig(
     IpamConfig ipam,
     Optional<String> mac,
     Optional<IpamResult> prevResult,
-    Optional<List<Attachment>> validAttachments) {
+    Optional<List<Attachment>> validAttachments,
+    boolean allowPersistentIPs) {
+
+  /** The top-level key by which a network lets its pods name an IPAMClaim. */
+  public static final String ALLOW_PERSISTENT_IPS = "allowPersistentIPs";
 
   /** GC's list of attachments that are still in use (CNI 1.1). */
   public static final String VALID_ATTACHMENTS = "cni.dev/valid-attachments";
@@ -71,9 +77,10 @@ public record NetworkConfig(
     }
     Optional<List<Attachment>> attachments =
         command == CniCommand.GC ? Optional.of(attachments(root, problems)) : Optional.empty();
+    boolean persistent = problems.bool(root, "", ALLOW_PERSISTENT_IPS).orElse(false);
     problems.throwIfAny("invalid network configuration");
     return new NetworkConfig(
-        version, name.get(), type.get(), ipam.get(), mac, prevResult, attachments);
+        version, name.get(), type.get(), ipam.get(), mac, prevResult, attachments, persistent);
   }
 
   private static Optional<String> mac(JsonNode root, CniArgs args, JsonProblems problems) {

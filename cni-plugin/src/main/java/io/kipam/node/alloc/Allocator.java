@@ -52,6 +52,8 @@ public final class Allocator {
   private final KeyedLocks<Attachment> attachmentLocks = new KeyedLocks<>();
   private final BlockClaims claims;
   private final Settling settling;
+  private final ClaimStore claimStore;
+  private final PersistentAddresses persistent;
 
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
     this(ledger, store, random, DEFAULT_SETTLE_AFTER);
@@ -62,8 +64,21 @@ public final class Allocator {
    *     KIPAM_SETTLE_SECONDS})
    */
   public Allocator(Ledger ledger, AllocationStore store, Random random, Duration settleAfter) {
-    this(ledger, store, random, settleAfter, new BlockClaims(ledger, store, random));
+    this(ledger, store, NO_CLAIMS, random, settleAfter);
   }
+
+  /** With {@code claimStore} for the addresses of IPAMClaims. */
+  public Allocator(
+      Ledger ledger,
+      AllocationStore store,
+      ClaimStore claimStore,
+      Random random,
+      Duration settleAfter) {
+    this(ledger, store, random, settleAfter, new BlockClaims(ledger, store, random), claimStore);
+  }
+
+  /** A daemon without access to IPAMClaims: an ADD naming one is refused. */
+  static final ClaimStore NO_CLAIMS = new NoClaims();
 
   /** With {@code claims} made by the caller, so a test can see the claims in flight. */
   Allocator(
@@ -72,7 +87,19 @@ public final class Allocator {
       Random random,
       Duration settleAfter,
       BlockClaims claims) {
+    this(ledger, store, random, settleAfter, claims, NO_CLAIMS);
+  }
+
+  private Allocator(
+      Ledger ledger,
+      AllocationStore store,
+      Random random,
+      Duration settleAfter,
+      BlockClaims claims,
+      ClaimStore claimStore) {
     this.ledger = ledger;
+    this.claimStore = claimStore;
+    this.persistent = new PersistentAddresses(ledger, store, claimStore, claims, random);
     this.store = store;
     this.random = random;
     this.settleAfter = settleAfter;
@@ -88,13 +115,29 @@ public final class Allocator {
    */
   public List<Lease> allocate(
       List<PoolView> pools, Attachment attachment, PodRef pod, String network, String mac) {
-    requireSynced();
-    return attachmentLocks.with(
-        attachment, () -> allocateAll(pools, new Request(attachment, pod, network, mac)));
+    return allocate(pools, attachment, pod, network, mac, null);
   }
 
-  /** What one ADD asks for. */
-  private record Request(Attachment attachment, PodRef pod, String network, String mac) {}
+  /**
+   * As {@link #allocate(List, Attachment, PodRef, String, String)}, for the IPAMClaim {@code claim}
+   * when not null: each pool's address is the claim's (design §5b), which the claim keeps when the
+   * attachment ends; the claim's status names the addresses and the pod.
+   */
+  public List<Lease> allocate(
+      List<PoolView> pools,
+      Attachment attachment,
+      PodRef pod,
+      String network,
+      String mac,
+      ClaimStore.Claim claim) {
+    requireSynced();
+    return attachmentLocks.with(
+        attachment, () -> allocateAll(pools, new Request(attachment, pod, network, mac, claim)));
+  }
+
+  /** What one ADD asks for; {@code claim} is null unless the pod names an IPAMClaim. */
+  private record Request(
+      Attachment attachment, PodRef pod, String network, String mac, ClaimStore.Claim claim) {}
 
   private List<Lease> allocateAll(List<PoolView> pools, Request request) {
     List<Lease> result = new ArrayList<>();
@@ -111,9 +154,18 @@ public final class Allocator {
           result.add(existing.get());
           continue;
         }
-        Lease lease = allocateIn(pool, request, claimedHere);
+        Lease lease =
+            request.claim() == null
+                ? allocateIn(pool, request, claimedHere)
+                : attachClaimed(pool, request);
         createdHere.add(lease);
         result.add(lease);
+      }
+      if (request.claim() != null) {
+        claimStore.writeStatus(
+            request.claim(),
+            result.stream().map(l -> withPrefix(l, pools)).toList(),
+            request.pod().name());
       }
       return result;
     } catch (RuntimeException e) {
@@ -200,6 +252,89 @@ public final class Allocator {
       return created;
     }
     throw exhausted(pool, "no free address after " + ATTEMPTS + " attempts");
+  }
+
+  /**
+   * Attaches the address of the request's IPAMClaim in {@code pool}: its IPAddress, in the claim's
+   * namespace, is this attachment's (owned by the pod, as every attachment) and names the claim.
+   * Another attachment's IPAddress of the address (409) means the address is attached elsewhere:
+   * one attachment at a time. After the write the claim's sub-claim is read afresh; being given
+   * back (its claim deleted), the IPAddress goes again.
+   */
+  private Lease attachClaimed(PoolView pool, Request request) {
+    ClaimStore.Claim claim = request.claim();
+    for (int attempt = 0; attempt < 3; attempt++) {
+      var ip = persistent.addressOf(pool, claim);
+      Lease wanted =
+          new Lease(
+              pool.name(),
+              ip,
+              PersistentAddresses.host(ip),
+              ledger.node(),
+              request.network(),
+              request.attachment(),
+              request.pod(),
+              request.mac(),
+              null,
+              claim.name());
+      Lease created = create(wanted);
+      if (created == null) {
+        Optional<Lease> holder = store.readAddress(wanted);
+        if (holder.isEmpty()) {
+          continue; // gone meanwhile: try again
+        }
+        if (!holder.get().writtenFor(request.attachment(), request.pod().uid())) {
+          throw new ClaimException(
+              ClaimException.Kind.IN_USE,
+              "address "
+                  + ip
+                  + " of "
+                  + claim.what()
+                  + " is attached to pod "
+                  + holder.get().pod().namespace()
+                  + "/"
+                  + holder.get().pod().name()
+                  + " on node "
+                  + holder.get().node(),
+              holder.get());
+        }
+        created = holder.get(); // this attachment's own earlier write
+      }
+      if (!persistent.stillHeld(pool.name(), ip, claim)) {
+        release(created);
+        throw new ClaimException(
+            ClaimException.Kind.TRY_AGAIN,
+            claim.what()
+                + " is being deleted: its address "
+                + ip
+                + " is being given back; nothing was allocated");
+      }
+      ledger.commit(created);
+      log.info(
+          "attached {} of {} (pool {}) to {}/{} ({} {}, network {})",
+          ip,
+          claim.what(),
+          pool.name(),
+          request.pod().namespace(),
+          request.pod().name(),
+          request.attachment().containerId(),
+          request.attachment().ifName(),
+          request.network());
+      return created;
+    }
+    throw new ClaimException(
+        ClaimException.Kind.TRY_AGAIN,
+        "the address of " + claim.what() + " kept changing hands; try again");
+  }
+
+  /** The address of {@code lease} with its pool's prefix length, as a claim's status lists it. */
+  private static String withPrefix(Lease lease, List<PoolView> pools) {
+    for (PoolView pool : pools) {
+      if (pool.name().equals(lease.pool())) {
+        return lease.ip() + "/" + pool.layout().cidr().prefixLength();
+      }
+    }
+    return lease.ip() + "/" + lease.ip().family().bits();
   }
 
   /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */

@@ -10,7 +10,8 @@ import io.kipam.cni.spec.Attachment;
  * {@code network} is the CNI network (the configuration's {@code name}) the attachment belongs to.
  * {@code objectUid} is the IPAddress object's own UID (null until the API server assigned it): with
  * the pod's namespace it identifies the object, and it is the precondition of its deletion, so a
- * DEL never removes an object created again under the same name.
+ * DEL never removes an object created again under the same name. {@code claim} names the IPAMClaim
+ * (in the pod's namespace) that holds a persistent address; null for an address the pod holds.
  */
 public record Lease(
     String pool,
@@ -21,7 +22,22 @@ public record Lease(
     Attachment attachment,
     PodRef pod,
     String mac,
-    String objectUid) {
+    String objectUid,
+    String claim) {
+
+  /** A lease of an address its pod holds (no IPAMClaim). */
+  public Lease(
+      String pool,
+      IpAddress ip,
+      Cidr block,
+      String node,
+      String network,
+      Attachment attachment,
+      PodRef pod,
+      String mac,
+      String objectUid) {
+    this(pool, ip, block, node, network, attachment, pod, mac, objectUid, null);
+  }
 
   /** The IPAddress object's name: derived from pool and address, so a second claim collides. */
   public String name() {
@@ -47,6 +63,6 @@ public record Lease(
   }
 
   public Lease withObjectUid(String uid) {
-    return new Lease(pool, ip, block, node, network, attachment, pod, mac, uid);
+    return new Lease(pool, ip, block, node, network, attachment, pod, mac, uid, claim);
   }
 }

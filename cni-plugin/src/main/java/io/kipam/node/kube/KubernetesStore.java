@@ -65,7 +65,7 @@ public final class KubernetesStore implements AllocationStore {
 
   private final KubernetesClient client;
   private final Function<String, String> poolUid;
-  private final TokenBucket limiter;
+  final TokenBucket limiter;
   private final Supplier<String> nodeUid;
   private final PreconditionedDelete deletes;
   private final ApiTraffic traffic;
@@ -232,13 +232,13 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
-  private static SlotState slotState(IPBlock block) {
+  static SlotState slotState(IPBlock block) {
     return new SlotState(
         SlotModes.shared(block), block.getMetadata().getDeletionTimestamp() != null);
   }
 
   /** Creates an IPBlock owned by its pool and born protected; returns its UID, or null on 409. */
-  private String createBlock(IPBlockSpec spec, Map<String, String> labels, String what) {
+  String createBlock(IPBlockSpec spec, Map<String, String> labels, String what) {
     IPBlock object = new IPBlock();
     String pool = spec.getPool();
     String uid = poolUid.apply(pool);
@@ -421,6 +421,7 @@ public final class KubernetesStore implements AllocationStore {
     spec.setContainerID(lease.attachment().containerId());
     spec.setInterfaceName(lease.attachment().ifName());
     spec.setMac(lease.mac());
+    spec.setClaim(lease.claim());
     object.setSpec(spec);
     return object;
   }

@@ -32,7 +32,8 @@ final class Leases {
             spec.getPod().getUid(),
             AddressLifecycle.heldByNode(address)),
         spec.getMac(),
-        address.getMetadata().getUid());
+        address.getMetadata().getUid(),
+        spec.getClaim());
   }
 
   /**

@@ -305,6 +305,21 @@ public final class NodeWatch implements AutoCloseable {
     return annotations != null && annotations.containsKey(MIRROR_ANNOTATION);
   }
 
+  /**
+   * The annotation {@code key} of Pod {@code namespace/name}: from the node's pod watch, or read
+   * straight from the API server when the watch does not show the pod; empty when it has none.
+   */
+  public Optional<String> podAnnotation(String namespace, String name, String key) {
+    PodSummary pod = cachedPod(namespace, name);
+    if (pod == null) {
+      pod = freshPod(namespace, name).orElse(null);
+    }
+    if (pod == null || pod.getMetadata().getAnnotations() == null) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(pod.getMetadata().getAnnotations().get(key));
+  }
+
   /** This node's Node object as the node's watch last showed it; null when it does not exist. */
   public NodeSummary self() {
     return self.getStore().getByKey(node);

@@ -118,6 +118,24 @@ class CniRequestTest {
   }
 
   @Test
+  void readsAllowPersistentIpsFalseWhenAbsent() {
+    assertThat(
+            Calls.parse(Calls.env("ADD"), Calls.config("1.0.0", "\"allowPersistentIPs\":true"))
+                .config()
+                .orElseThrow()
+                .allowPersistentIPs())
+        .isTrue();
+    assertThat(
+            Calls.parse(Calls.env("ADD"), Calls.config("1.0.0", ""))
+                .config()
+                .orElseThrow()
+                .allowPersistentIPs())
+        .isFalse();
+    assertThat(refused("ADD", Calls.config("1.0.0", "\"allowPersistentIPs\":\"yes\"")))
+        .hasMessageContaining("allowPersistentIPs must be a boolean, not a string");
+  }
+
+  @Test
   void ignoresTheMainPluginsOwnSettingsAndArgs() {
     CniRequest request =
         Calls.parse(

@@ -18,11 +18,18 @@ public final class AuditLoop implements AutoCloseable {
 
   private final Runnable audit;
   private final Duration interval;
+  private final String what;
   private ScheduledExecutorService executor;
 
   public AuditLoop(Runnable audit, Duration interval) {
+    this(audit, interval, "audit of IPAddresses");
+  }
+
+  /** A loop of another periodic task, named {@code what} in its thread's logs. */
+  public AuditLoop(Runnable audit, Duration interval, String what) {
     this.audit = audit;
     this.interval = interval;
+    this.what = what;
   }
 
   public synchronized void start() {
@@ -37,14 +44,14 @@ public final class AuditLoop implements AutoCloseable {
               return t;
             });
     executor.scheduleWithFixedDelay(this::runOnce, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
-    log.info("audit of IPAddresses every {} s", interval.toSeconds());
+    log.info("{} every {} s", what, interval.toSeconds());
   }
 
   private void runOnce() {
     try {
       audit.run();
     } catch (RuntimeException e) {
-      log.warn("audit of IPAddresses failed, next in {} s: {}", interval.toSeconds(), e.toString());
+      log.warn("{} failed, next in {} s: {}", what, interval.toSeconds(), e.toString());
     }
   }
 

@@ -67,8 +67,15 @@ public final class Blocks {
     return Optional.ofNullable(allocated).map(n -> Math.max(0, n));
   }
 
-  /** {@code status.allocated} for sums; absent (the daemon has not reported yet) counts as 0. */
+  /**
+   * {@code status.allocated} for sums; absent (the daemon has not reported yet) counts as 0. The
+   * sub-claim of an IPAMClaim's address counts 1: no node reports it, and the claim holds the
+   * address whether a pod is attached or not.
+   */
   public static long allocated(IPBlock block) {
+    if (block.getSpec() != null && block.getSpec().getClaim() != null) {
+      return 1;
+    }
     Long allocated = block.getStatus() == null ? null : block.getStatus().getAllocated();
     return allocated == null ? 0 : Math.max(0, allocated);
   }

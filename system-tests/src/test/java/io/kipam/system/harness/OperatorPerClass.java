@@ -65,6 +65,11 @@ public final class OperatorPerClass implements BeforeAllCallback, AfterAllCallba
     }
   }
 
+  /** SIGKILLs the operator; its supervisor starts it again within a second. */
+  public void kill() throws InterruptedException {
+    operator.kill();
+  }
+
   /** The operator's log, for messages of failed assertions. */
   public Path log() {
     return operator.log;

@@ -1,0 +1,57 @@
+package io.kipam.node.alloc;
+
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The API calls of persistent addresses (design §5b): reading IPAMClaims, the sub-claims that hold
+ * their addresses (host-prefix IPBlocks without a node, with {@code spec.claim}), and writing a
+ * claim's status. Reads are fresh (never a cache). Failures are sorted as in {@link
+ * AllocationStore}.
+ */
+public interface ClaimStore {
+
+  /** An IPAMClaim as read: identity, what it is for, and whether it is being deleted. */
+  record Claim(
+      String namespace, String name, String uid, String network, String ifName, boolean deleting) {
+
+    public String what() {
+      return "IPAMClaim " + namespace + "/" + name;
+    }
+  }
+
+  /**
+   * The sub-claim of a persistent address: its address, object UID, parent slot's CIDR, the UID of
+   * the claim holding it, and whether it is being deleted.
+   */
+  record Claimed(IpAddress ip, String uid, Cidr slot, String claimUid, boolean deleting) {}
+
+  /** The claim {@code namespace/name}; empty when it does not exist (or its CRD is not served). */
+  Optional<Claim> readClaim(String namespace, String name);
+
+  /** The sub-claims of pool {@code pool} held by the claim with UID {@code claimUid}. */
+  List<Claimed> claimedIn(String pool, String claimUid);
+
+  /** The sub-claim of {@code ip} in {@code pool}, whoever's; empty when there is none. */
+  Optional<Claimed> readClaimed(String pool, IpAddress ip);
+
+  /**
+   * Creates the sub-claim of {@code ip} in the Shared slot {@code slot}, held by {@code claim};
+   * returns its UID, or null when someone holds the address already (409).
+   */
+  String createClaimed(String pool, IpAddress ip, Cidr slot, Claim claim);
+
+  /**
+   * Deletes the sub-claim object {@code uid} of {@code ip} and lets it go (its finalizer): only for
+   * a sub-claim this call's ADD made and could not use.
+   */
+  void releaseClaimed(String pool, IpAddress ip, String uid);
+
+  /**
+   * Writes the claim's {@code status.ips} (CIDR notation) and {@code status.ownerPod}, if it is
+   * still the object {@code claim.uid()}.
+   */
+  void writeStatus(Claim claim, List<String> ips, String ownerPod);
+}

@@ -1,0 +1,471 @@
+package io.kipam.system;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.ipamclaims.IPAMClaim;
+import io.kipam.api.ipamclaims.IPAMClaimSpec;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.Cluster;
+import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.KipamCrds;
+import io.kipam.testing.WithControlPlane;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Addresses that outlive their pods (design §5b): an IPAMClaim's address, attached by pods on any
+ * node one at a time, kept through pod deletion and re-creation elsewhere, and given back once the
+ * claim is deleted and no pod is attached. Three kipam-node processes and kipam-operator as a
+ * process; ordinary pods churn in three namespaces through the same pool all along, and every
+ * IPAddress of the pool is sampled throughout for an address held twice.
+ *
+ * <p>Seeded ({@code -Dkipam.seed=N} replays a run): which namespace the claim is in, which node
+ * each attachment lands on, and where the kills land.
+ */
+@WithControlPlane
+class PersistentAddressIT {
+
+  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+
+  private static final Duration RETRIES = Duration.ofSeconds(60);
+  private static final String NETWORK = "tenant";
+  private static final String IFNAME = "net1";
+
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final List<NodeRig> rigs = new ArrayList<>();
+  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
+  private final Random random = new Random(seed);
+  private final List<String> duplicates = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final AtomicInteger churned = new AtomicInteger();
+  private ExecutorService background;
+  private String pool;
+  private List<String> namespaces;
+
+  @BeforeEach
+  void start() throws Exception {
+    System.out.println(
+        "PersistentAddressIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    KipamCrds.installIpamClaims(client);
+    pool = Cluster.readiedPool(client, "sticky", Cluster.spec("10.209.0.0/24", 28, 0));
+    namespaces = NodeRig.namespaces(client, "sticky");
+    Path dir = Files.createTempDirectory("kipam-persistent-it");
+    for (int n = 0; n < 3; n++) {
+      rigs.add(
+          NodeRig.launch(
+              client, dir, namespaces, pool, Map.of(), node -> controlPlane.adminKubeconfig()));
+    }
+    for (NodeRig rig : rigs) {
+      rig.awaitReady();
+    }
+    background = Executors.newFixedThreadPool(rigs.size() + 1);
+    for (NodeRig rig : rigs) {
+      background.submit(() -> churn(rig));
+    }
+    background.submit(this::sample);
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    stop.set(true);
+    if (background != null) {
+      background.shutdown();
+      background.awaitTermination(90, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    for (NodeRig rig : rigs) {
+      rig.close();
+    }
+    System.out.println(
+        "PersistentAddressIT: "
+            + churned.get()
+            + " ordinary ADD/DEL pairs churned meanwhile; addresses held twice: "
+            + duplicates);
+    assertThat(duplicates).as("addresses held by two IPAddresses at once").isEmpty();
+  }
+
+  @Test
+  void aClaimKeepsItsAddressAcrossPodsAndNodesAndGoesWithTheClaim() throws Exception {
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    IPAMClaim claim = claim(namespace, "vm-a." + NETWORK, NETWORK, IFNAME, null);
+
+    Pod first = claimPod(order.get(0), namespace, "vm-a-launcher-1", "vm-a." + NETWORK);
+    String ip = attach(order.get(0), first, "c-first").ip();
+    assertClaimStatus(claim, ip, "vm-a-launcher-1");
+    IPAddress attached = addressOf(namespace, ip).orElseThrow();
+    assertThat(attached.getSpec().getClaim()).isEqualTo(claim.getMetadata().getName());
+    assertThat(attached.getSpec().getNode()).isEqualTo(order.get(0).node);
+    assertThat(attached.getMetadata().getOwnerReferences().get(0).getUid())
+        .isEqualTo(first.getMetadata().getUid());
+    IPBlock subClaim = subClaimOf(ip).orElseThrow();
+    assertThat(subClaim.getSpec().getClaim().getUid()).isEqualTo(claim.getMetadata().getUid());
+    assertThat(subClaim.getSpec().getNode()).isNull();
+    IPBlock slot = client.resources(IPBlock.class).withName(subClaim.getSpec().getParent()).get();
+    assertThat(slot.getSpec().getNode()).as("the parent slot is Shared from birth").isNull();
+
+    // The pod goes: its attachment ends, the claim keeps the address.
+    assertThat(call(order.get(0), "DEL", first, "c-first", true).ok()).isTrue();
+    client.resource(first).withGracePeriod(0).delete();
+    await().atMost(RETRIES).until(() -> addressOf(namespace, ip).isEmpty());
+    assertThat(subClaimOf(ip)).as("the claim's sub-claim stays without a pod").isPresent();
+
+    // Re-created on another node, it gets the same address.
+    Pod second = claimPod(order.get(1), namespace, "vm-a-launcher-2", "vm-a." + NETWORK);
+    assertThat(attach(order.get(1), second, "c-second").ip()).isEqualTo(ip);
+    assertClaimStatus(claim, ip, "vm-a-launcher-2");
+    assertThat(addressOf(namespace, ip).orElseThrow().getSpec().getNode())
+        .isEqualTo(order.get(1).node);
+
+    // The claim is deleted while a pod is attached: the address stays until the attachment ends.
+    client.resource(claim).delete();
+    await()
+        .atMost(RETRIES)
+        .until(
+            () ->
+                subClaimOf(ip)
+                    .map(b -> b.getMetadata().getDeletionTimestamp() != null)
+                    .orElse(true));
+    Thread.sleep(3000);
+    assertThat(subClaimOf(ip)).as("held while the second pod is attached").isPresent();
+    assertThat(call(order.get(1), "DEL", second, "c-second", true).ok()).isTrue();
+    await().atMost(RETRIES).until(() -> subClaimOf(ip).isEmpty());
+    System.out.println(
+        "claim "
+            + namespace
+            + "/vm-a.tenant kept "
+            + ip
+            + " from node "
+            + order.get(0).node
+            + " to node "
+            + order.get(1).node
+            + ", and gave it back once deleted and detached");
+  }
+
+  @Test
+  void aVirtualMachineKeepsItsAddressThroughTwentyStopStartCyclesWithKills() throws Exception {
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    ConfigMap vm =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .resource(
+                new ConfigMapBuilder().withNewMetadata().withName("vm-b").endMetadata().build())
+            .create();
+    IPAMClaim claim = claim(namespace, "vm-b." + NETWORK, NETWORK, IFNAME, vm);
+    int daemonKillAt = 2 + random.nextInt(8);
+    int operatorKillAt = 11 + random.nextInt(8);
+    System.out.println(
+        "VM cycles: kipam-node SIGKILLed during re-attach "
+            + daemonKillAt
+            + ", kipam-operator during re-attach "
+            + operatorKillAt);
+    String ip = null;
+    for (int cycle = 0; cycle < 20; cycle++) {
+      NodeRig rig = rigs.get(random.nextInt(rigs.size()));
+      String name = "virt-launcher-vm-b-" + cycle;
+      Pod launcher = claimPod(rig, namespace, name, "vm-b." + NETWORK);
+      String container = "c-vm-" + cycle;
+      CompletableFuture<CniCall.Outcome> add =
+          CompletableFuture.supplyAsync(() -> attach(rig, launcher, container));
+      if (cycle == daemonKillAt) {
+        Thread.sleep(random.nextInt(300));
+        rig.daemon.kill();
+        rig.daemon.start();
+      } else if (cycle == operatorKillAt) {
+        Thread.sleep(random.nextInt(300));
+        OPERATOR.kill();
+      }
+      CniCall.Outcome outcome = add.get();
+      if (cycle == daemonKillAt) {
+        rig.awaitReady();
+        outcome = attach(rig, launcher, container);
+      }
+      String got = outcome.ip();
+      if (ip == null) {
+        ip = got;
+      }
+      assertThat(got).as("cycle %d on node %s", cycle, rig.node).isEqualTo(ip);
+      assertClaimStatus(claim, ip, name);
+      // Stop: the runtime's DEL and the pod's deletion, in either order.
+      if (random.nextBoolean()) {
+        assertThat(call(rig, "DEL", launcher, container, true).ok()).isTrue();
+        client.resource(launcher).withGracePeriod(0).delete();
+      } else {
+        client.resource(launcher).withGracePeriod(0).delete();
+        assertThat(call(rig, "DEL", launcher, container, true).ok()).isTrue();
+      }
+    }
+    // The VM is deleted: its controller lets the claim go, and the address goes back.
+    String held = ip;
+    client.resource(vm).delete();
+    await().atMost(RETRIES).until(() -> addressOf(namespace, held).isEmpty());
+    IPAMClaim fresh = client.resource(claim).get();
+    fresh.getMetadata().setFinalizers(List.of());
+    client.resource(fresh).update();
+    await().atMost(RETRIES).until(() -> subClaimOf(held).isEmpty());
+    System.out.println("VM vm-b kept " + ip + " through 20 stop/start cycles on random nodes");
+  }
+
+  @Test
+  void badInputsAreRefusedNamingTheClaimAndTheReasonAndNothingIsAllocated() throws Exception {
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    NodeRig rig = order.get(0);
+    String namespace = namespaces.get(0);
+    String other = namespaces.get(1);
+    claim(namespace, "ok." + NETWORK, NETWORK, IFNAME, null);
+    claim(namespace, "wrong-net." + NETWORK, "storage", IFNAME, null);
+    claim(namespace, "wrong-if." + NETWORK, NETWORK, "net5", null);
+    claim(other, "elsewhere." + NETWORK, NETWORK, IFNAME, null);
+
+    Map<String, String[]> cases = new HashMap<>();
+    cases.put("ok." + NETWORK + "|nopersist", new String[] {"\"code\":7,", "allowPersistentIPs"});
+    cases.put(other + "/elsewhere." + NETWORK, new String[] {"\"code\":7,", "another namespace"});
+    cases.put("wrong-net." + NETWORK, new String[] {"\"code\":7,", "is for network storage"});
+    cases.put("wrong-if." + NETWORK, new String[] {"\"code\":7,", "is for interface net5"});
+    cases.put("missing." + NETWORK, new String[] {"\"code\":11,", "does not exist"});
+    int k = 0;
+    for (var entry : cases.entrySet()) {
+      boolean persist = !entry.getKey().endsWith("|nopersist");
+      String reference = entry.getKey().replace("|nopersist", "");
+      Pod pod = claimPod(rig, namespace, "bad-" + k, reference);
+      CniCall.Outcome outcome = call(rig, "ADD", pod, "c-bad-" + k, persist);
+      assertThat(outcome.ok()).as(outcome.stdout()).isFalse();
+      assertThat(outcome.stdout())
+          .contains(entry.getValue()[0])
+          .contains(reference.contains("/") ? reference : namespace + "/" + reference)
+          .contains(entry.getValue()[1]);
+      assertThat(addressesOfPod(namespace, pod.getMetadata().getName())).isEmpty();
+      k++;
+    }
+
+    Pod malformed =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .resource(
+                Cluster.podOn("bad-json", rig.node)
+                    .editMetadata()
+                    .addToAnnotations("k8s.v1.cni.cncf.io/networks", "[{\"name\":")
+                    .endMetadata()
+                    .build())
+            .create();
+    CniCall.Outcome refused = call(rig, "ADD", malformed, "c-bad-json", true);
+    assertThat(refused.stdout())
+        .contains("\"code\":7,")
+        .contains("k8s.v1.cni.cncf.io/networks")
+        .contains("not a JSON list");
+    assertThat(addressesOfPod(namespace, "bad-json")).isEmpty();
+
+    // Attached to a running pod on one node, the claim's address is refused to a second pod.
+    Pod running = claimPod(rig, namespace, "ok-1", "ok." + NETWORK);
+    String ip = attach(rig, running, "c-ok-1").ip();
+    NodeRig second = order.get(1);
+    Pod migrating = claimPod(second, namespace, "ok-2", "ok." + NETWORK);
+    CniCall.Outcome inUse = call(second, "ADD", migrating, "c-ok-2", true);
+    assertThat(inUse.stdout())
+        .contains("\"code\":103,")
+        .contains("IPAMClaim " + namespace + "/ok." + NETWORK)
+        .contains("attached to pod " + namespace + "/ok-1")
+        .contains("live migration is not supported");
+    assertThat(addressesOfPod(namespace, "ok-2")).isEmpty();
+    // Once the first pod is being deleted, the second is asked to try again; once its
+    // attachment is over, the second gets the address.
+    client.resource(running).withGracePeriod(0).delete();
+    assertThat(call(rig, "DEL", running, "c-ok-1", true).ok()).isTrue();
+    assertThat(attach(second, migrating, "c-ok-2").ip()).isEqualTo(ip);
+  }
+
+  // ---- the pods, the claims and the calls ----
+
+  private IPAMClaim claim(
+      String namespace, String name, String network, String ifName, ConfigMap owner) {
+    IPAMClaim claim = new IPAMClaim();
+    claim.getMetadata().setName(name);
+    claim.getMetadata().setNamespace(namespace);
+    if (owner != null) {
+      // As KubeVirt's ipam-extensions makes it: owned by the VM, with the controller's finalizer.
+      claim
+          .getMetadata()
+          .setOwnerReferences(
+              List.of(
+                  new OwnerReferenceBuilder()
+                      .withApiVersion("v1")
+                      .withKind("ConfigMap")
+                      .withName(owner.getMetadata().getName())
+                      .withUid(owner.getMetadata().getUid())
+                      .withController(true)
+                      .withBlockOwnerDeletion(true)
+                      .build()));
+      claim.getMetadata().setFinalizers(List.of("kubevirt.io/persistent-ipam"));
+    }
+    claim.setSpec(new IPAMClaimSpec(network, ifName));
+    return client.resource(claim).create();
+  }
+
+  private Pod claimPod(NodeRig rig, String namespace, String name, String claimReference) {
+    String selection =
+        "[{\"name\":\""
+            + NETWORK
+            + "\",\"interface\":\""
+            + IFNAME
+            + "\",\"ipam-claim-reference\":\""
+            + claimReference
+            + "\"}]";
+    return client
+        .pods()
+        .inNamespace(namespace)
+        .resource(
+            Cluster.podOn(name, rig.node)
+                .editMetadata()
+                .addToAnnotations("k8s.v1.cni.cncf.io/networks", selection)
+                .endMetadata()
+                .build())
+        .create();
+  }
+
+  private String config(boolean allowPersistentIPs, NodeRig rig) {
+    return "{\"cniVersion\":\"1.1.0\",\"name\":\""
+        + NETWORK
+        + "\",\"type\":\"bridge\",\"allowPersistentIPs\":"
+        + allowPersistentIPs
+        + ",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
+        + pool
+        + "\"],\"socket\":\""
+        + rig.daemon.socket
+        + "\"}}";
+  }
+
+  private CniCall.Outcome call(
+      NodeRig rig, String command, Pod pod, String container, boolean allowPersistentIPs) {
+    return CniCall.run(
+        rig.kipam,
+        CniCall.env(
+            command,
+            container,
+            IFNAME,
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid()),
+        config(allowPersistentIPs, rig));
+  }
+
+  /** ADD as a runtime retries it: again while the answer is "try again" (code 11). */
+  private CniCall.Outcome attach(NodeRig rig, Pod pod, String container) {
+    return CniCall.whileTryAgain(() -> call(rig, "ADD", pod, container, true), RETRIES);
+  }
+
+  private void assertClaimStatus(IPAMClaim claim, String ip, String ownerPod) {
+    IPAMClaim fresh = client.resource(claim).get();
+    assertThat(fresh.getStatus().getIps()).containsExactly(ip + "/24");
+    assertThat(fresh.getStatus().getOwnerPod().getName()).isEqualTo(ownerPod);
+  }
+
+  private Optional<IPAddress> addressOf(String namespace, String ip) {
+    return Optional.ofNullable(
+        client
+            .resources(IPAddress.class)
+            .inNamespace(namespace)
+            .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
+            .get());
+  }
+
+  private List<IPAddress> addressesOfPod(String namespace, String pod) {
+    return client.resources(IPAddress.class).inNamespace(namespace).list().getItems().stream()
+        .filter(a -> pod.equals(a.getSpec().getPod().getName()))
+        .toList();
+  }
+
+  private Optional<IPBlock> subClaimOf(String ip) {
+    IpAddress address = IpAddress.parse(ip);
+    return Optional.ofNullable(
+        client
+            .resources(IPBlock.class)
+            .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
+            .get());
+  }
+
+  // ---- what happens meanwhile ----
+
+  /** Ordinary pods of the same pool, ADD then DEL, in the rig's three namespaces. */
+  private void churn(NodeRig rig) {
+    int i = 1000;
+    while (!stop.get()) {
+      try {
+        CniCall.Outcome added = rig.add(pool, i);
+        if (added.ok()) {
+          rig.del(pool, i);
+          churned.incrementAndGet();
+        }
+        rig.deletePod(i);
+      } catch (RuntimeException e) {
+        // A daemon being restarted: the next pod tries again.
+      }
+      i++;
+    }
+  }
+
+  /** Every IPAddress of the pool, every 200 ms: no address may be held by two. */
+  private void sample() {
+    while (!stop.get()) {
+      try {
+        Map<String, List<String>> byIp = new HashMap<>();
+        for (IPAddress a :
+            client
+                .resources(IPAddress.class)
+                .inAnyNamespace()
+                .withLabel(ApiConstants.LABEL_POOL, pool)
+                .list()
+                .getItems()) {
+          byIp.computeIfAbsent(a.getSpec().getIp(), x -> new ArrayList<>())
+              .add(a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName());
+        }
+        byIp.forEach(
+            (ip, holders) -> {
+              if (holders.size() > 1) {
+                duplicates.add(ip + " " + holders);
+              }
+            });
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        // The API server is busy: the next sample looks again.
+      }
+    }
+  }
+}

@@ -27,6 +27,14 @@ public final class ApiConstants {
    */
   public static final String LABEL_CLAIM = GROUP + "/claim";
 
+  /**
+   * On an IPAMClaim kipam-node made for a StatefulSet's pod (the network's {@code
+   * statefulSetClaims} option): the StatefulSet's name. kipam-operator deletes such claims of
+   * removed ordinals when the StatefulSet's {@code persistentVolumeClaimRetentionPolicy.whenScaled}
+   * is {@code Delete}.
+   */
+  public static final String LABEL_STATEFUL_SET = GROUP + "/statefulset";
+
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 
   /**

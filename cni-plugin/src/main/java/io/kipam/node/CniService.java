@@ -133,7 +133,9 @@ public final class CniService implements CniEndpoint, CniPlugin {
           "nothing was allocated");
     }
     if (element.isEmpty() || element.get().claim() == null) {
-      return Optional.empty();
+      return config.ipam().statefulSetClaims()
+          ? statefulSetClaim(config, attachment, pod)
+          : Optional.empty();
     }
     String reference = element.get().claim();
     String namespace = pod.namespace();
@@ -143,18 +145,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
       namespace = reference.substring(0, slash);
       name = reference.substring(slash + 1);
     }
-    String what = "IPAMClaim " + namespace + "/" + name;
-    String forPod =
-        "pod "
-            + pod.namespace()
-            + "/"
-            + pod.name()
-            + " names "
-            + what
-            + " for interface "
-            + attachment.ifName()
-            + " of network "
-            + config.name();
+    String forPod = forPod(config, attachment, pod, "IPAMClaim " + namespace + "/" + name);
     if (!config.allowPersistentIPs()) {
       throw refused(
           forPod
@@ -179,6 +170,12 @@ public final class CniService implements CniEndpoint, CniPlugin {
                         forPod + ", which does not exist; nothing was allocated",
                         "create the IPAMClaim (KubeVirt's ipam-extensions makes one per virtual"
                             + " machine and network), then the runtime's retry attaches it"));
+    return Optional.of(fitting(claim, config, attachment, forPod));
+  }
+
+  /** The claim, when it may serve this call: not being deleted, of its network and interface. */
+  private static ClaimStore.Claim fitting(
+      ClaimStore.Claim claim, NetworkConfig config, Attachment attachment, String forPod) {
     if (claim.deleting()) {
       throw new CniException(
           CniErrorCode.TRY_AGAIN_LATER,
@@ -193,7 +190,85 @@ public final class CniService implements CniEndpoint, CniPlugin {
         && !claim.ifName().equals(attachment.ifName())) {
       throw refused(forPod + ", but the claim is for interface " + claim.ifName());
     }
-    return Optional.of(claim);
+    return claim;
+  }
+
+  private static String forPod(
+      NetworkConfig config, Attachment attachment, PodRef pod, String what) {
+    return "pod "
+        + pod.namespace()
+        + "/"
+        + pod.name()
+        + " names "
+        + what
+        + " for interface "
+        + attachment.ifName()
+        + " of network "
+        + config.name();
+  }
+
+  /** What a claim's name may be: a DNS subdomain. */
+  private static final java.util.regex.Pattern CLAIM_NAME =
+      java.util.regex.Pattern.compile(
+          "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+
+  /**
+   * The network's StatefulSet option ({@code ipam.statefulSetClaims}): a pod of a StatefulSet uses
+   * the claim {@code <pod>.<network>}, which kipam-node makes, owned by the StatefulSet, when it
+   * does not exist. Pods of other controllers, and bare pods, are not affected.
+   */
+  private Optional<ClaimStore.Claim> statefulSetClaim(
+      NetworkConfig config, Attachment attachment, PodRef pod) {
+    var controller = watch.podController(pod.namespace(), pod.name());
+    if (controller.isEmpty()
+        || !"StatefulSet".equals(controller.get().getKind())
+        || !controller.get().getApiVersion().startsWith("apps/")) {
+      return Optional.empty();
+    }
+    String name = pod.name() + "." + config.name();
+    String what = "IPAMClaim " + pod.namespace() + "/" + name;
+    String forPod =
+        "pod "
+            + pod.namespace()
+            + "/"
+            + pod.name()
+            + " of StatefulSet "
+            + controller.get().getName()
+            + " uses "
+            + what
+            + " for interface "
+            + attachment.ifName()
+            + " of network "
+            + config.name()
+            + " (ipam."
+            + io.kipam.cni.spec.IpamConfig.STATEFUL_SET_CLAIMS
+            + ")";
+    if (name.length() > 253 || !CLAIM_NAME.matcher(name).matches()) {
+      throw refused(
+          forPod
+              + ", but that is no valid object name: the network's name must be a DNS subdomain"
+              + " for the StatefulSet option");
+    }
+    ClaimStore.Claim claim =
+        claims.ensureClaim(
+            pod.namespace(),
+            name,
+            config.name(),
+            attachment.ifName(),
+            new ClaimStore.Controller(
+                controller.get().getApiVersion(),
+                controller.get().getKind(),
+                controller.get().getName(),
+                controller.get().getUid()),
+            ledger.node());
+    if (!controller.get().getUid().equals(claim.controllerUid())) {
+      throw refused(
+          forPod
+              + ", but that claim exists and is not this StatefulSet's (its controller has UID "
+              + claim.controllerUid()
+              + ")");
+    }
+    return Optional.of(fitting(claim, config, attachment, forPod));
   }
 
   private static CniException refused(String message) {

@@ -113,7 +113,8 @@ public final class NodeDaemon implements AutoCloseable {
     TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());
     KubernetesStore store =
         new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid, traffic);
-    KubernetesClaims claims = new KubernetesClaims(client, store);
+    AddressEvents events = new AddressEvents(client, settings.node(), clock);
+    KubernetesClaims claims = new KubernetesClaims(client, store, events);
     Allocator allocator =
         new Allocator(ledger, store, claims, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
@@ -134,13 +135,7 @@ public final class NodeDaemon implements AutoCloseable {
     // and each address whose IPAddress was deleted is freed once its attachment is over.
     AttachmentKeeper keeper =
         new AttachmentKeeper(
-            watch,
-            ledger,
-            allocator,
-            store,
-            new AddressEvents(client, settings.node(), clock),
-            clock,
-            settings.orphanGrace());
+            watch, ledger, allocator, store, events, clock, settings.orphanGrace());
     background.scheduleWithFixedDelay(
         () -> {
           guarded("settling uncertain writes", () -> allocator.settle(settings.settleAfter()));

@@ -84,7 +84,10 @@ final class KipamOnRealNode implements AutoCloseable {
     return kipam;
   }
 
-  /** The CNI network configuration: the bridge plugin with kipam as its IPAM. */
+  /**
+   * The CNI network configuration: the bridge plugin with kipam as its IPAM, and the StatefulSet
+   * option on (a StatefulSet's pods keep their addresses; other pods are not affected).
+   */
   static String conflist(String network, List<String> pools) {
     String poolList = String.join("\", \"", pools);
     return """
@@ -96,7 +99,7 @@ final class KipamOnRealNode implements AutoCloseable {
               "type": "bridge",
               "bridge": "kipam-br0",
               "isGateway": true,
-              "ipam": {"type": "kipam", "pools": ["%s"]}
+              "ipam": {"type": "kipam", "pools": ["%s"], "statefulSetClaims": true}
             }
           ]
         }

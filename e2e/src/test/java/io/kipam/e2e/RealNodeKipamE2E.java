@@ -9,7 +9,9 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
@@ -368,6 +370,87 @@ class RealNodeKipamE2E {
             .filter(e -> "FailedCreatePodSandBox".equals(e.getReason()))
             .count();
     System.out.printf("sandbox creations kubelet retried during the restart: %d%n", retried);
+  }
+
+  @Test
+  @Order(5)
+  void aStatefulSetPodDeletedAndMadeAgainByItsControllerComesBackWithItsAddress() {
+    Path ipamClaims =
+        Path.of(System.getProperty("kipam.configDir", "../config"))
+            .resolve("ipamclaims")
+            .toAbsolutePath();
+    node.controlPlane().kubectl("apply", "--server-side", "-k", ipamClaims.toString());
+    String ns = "team-sts";
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+        .create();
+    Deployment template = workload(ns, "db", 1);
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .resource(
+            new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName("db")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(1)
+                .withServiceName("db")
+                .withSelector(template.getSpec().getSelector())
+                .withTemplate(template.getSpec().getTemplate())
+                .endSpec()
+                .build())
+        .create();
+    Pod first = awaitRunningPod(ns, "db-0", null);
+    String ip = first.getStatus().getPodIP();
+    IPAMClaim claim =
+        client.resources(IPAMClaim.class).inNamespace(ns).withName("db-0.real-node-pods").get();
+    assertThat(claim.getStatus().getIps()).containsExactly(ip + "/26");
+
+    long deleted = System.nanoTime();
+    client.resource(first).delete();
+    Pod again = awaitRunningPod(ns, "db-0", first.getMetadata().getUid());
+    assertThat(again.getStatus().getPodIP()).isEqualTo(ip);
+    System.out.printf(
+        "StatefulSet pod db-0 deleted and made again by its controller: Running %.1f s later with"
+            + " its address %s%n",
+        seconds(deleted), ip);
+
+    client.apps().statefulSets().inNamespace(ns).withName("db").delete();
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .untilAsserted(
+            () -> {
+              assertThat(client.resources(IPAMClaim.class).inNamespace(ns).list().getItems())
+                  .isEmpty();
+              assertThat(client.resources(IPAddress.class).inNamespace(ns).list().getItems())
+                  .isEmpty();
+              assertThat(
+                      client
+                          .resources(io.kipam.api.v1alpha1.IPBlock.class)
+                          .withLabel(io.kipam.api.ApiConstants.LABEL_CLAIM)
+                          .list()
+                          .getItems())
+                  .isEmpty();
+            });
+  }
+
+  /** The pod {@code namespace/name} once Running with an address, other than {@code notUid}. */
+  private static Pod awaitRunningPod(String namespace, String name, String notUid) {
+    return await()
+        .atMost(PODS_TIMEOUT)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> client.pods().inNamespace(namespace).withName(name).get(),
+            p ->
+                p != null
+                    && !p.getMetadata().getUid().equals(notUid)
+                    && p.getMetadata().getDeletionTimestamp() == null
+                    && "Running".equals(p.getStatus().getPhase())
+                    && p.getStatus().getPodIP() != null);
   }
 
   static long runningWorkloadPods() {

@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.ipamclaims.IPAMClaimSpec;
 import io.kipam.api.net.Cidr;
@@ -16,6 +15,7 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
@@ -34,11 +34,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,10 +63,7 @@ class PersistentAddressIT {
   private final List<NodeRig> rigs = new ArrayList<>();
   private final long seed = Long.getLong("kipam.seed", System.nanoTime());
   private final Random random = new Random(seed);
-  private final List<String> duplicates = new CopyOnWriteArrayList<>();
-  private final AtomicBoolean stop = new AtomicBoolean();
-  private final AtomicInteger churned = new AtomicInteger();
-  private ExecutorService background;
+  private ChurnAndSample meanwhile;
   private String pool;
   private List<String> namespaces;
 
@@ -91,29 +83,23 @@ class PersistentAddressIT {
     for (NodeRig rig : rigs) {
       rig.awaitReady();
     }
-    background = Executors.newFixedThreadPool(rigs.size() + 1);
-    for (NodeRig rig : rigs) {
-      background.submit(() -> churn(rig));
-    }
-    background.submit(this::sample);
+    meanwhile = ChurnAndSample.start(client, pool, rigs);
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    stop.set(true);
-    if (background != null) {
-      background.shutdown();
-      background.awaitTermination(90, java.util.concurrent.TimeUnit.SECONDS);
+    if (meanwhile != null) {
+      meanwhile.close();
     }
     for (NodeRig rig : rigs) {
       rig.close();
     }
     System.out.println(
         "PersistentAddressIT: "
-            + churned.get()
+            + meanwhile.churned()
             + " ordinary ADD/DEL pairs churned meanwhile; addresses held twice: "
-            + duplicates);
-    assertThat(duplicates).as("addresses held by two IPAddresses at once").isEmpty();
+            + meanwhile.duplicates());
+    assertThat(meanwhile.duplicates()).as("addresses held by two IPAddresses at once").isEmpty();
   }
 
   @Test
@@ -417,55 +403,5 @@ class PersistentAddressIT {
             .resources(IPBlock.class)
             .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
             .get());
-  }
-
-  // ---- what happens meanwhile ----
-
-  /** Ordinary pods of the same pool, ADD then DEL, in the rig's three namespaces. */
-  private void churn(NodeRig rig) {
-    int i = 1000;
-    while (!stop.get()) {
-      try {
-        CniCall.Outcome added = rig.add(pool, i);
-        if (added.ok()) {
-          rig.del(pool, i);
-          churned.incrementAndGet();
-        }
-        rig.deletePod(i);
-      } catch (RuntimeException e) {
-        // A daemon being restarted: the next pod tries again.
-      }
-      i++;
-    }
-  }
-
-  /** Every IPAddress of the pool, every 200 ms: no address may be held by two. */
-  private void sample() {
-    while (!stop.get()) {
-      try {
-        Map<String, List<String>> byIp = new HashMap<>();
-        for (IPAddress a :
-            client
-                .resources(IPAddress.class)
-                .inAnyNamespace()
-                .withLabel(ApiConstants.LABEL_POOL, pool)
-                .list()
-                .getItems()) {
-          byIp.computeIfAbsent(a.getSpec().getIp(), x -> new ArrayList<>())
-              .add(a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName());
-        }
-        byIp.forEach(
-            (ip, holders) -> {
-              if (holders.size() > 1) {
-                duplicates.add(ip + " " + holders);
-              }
-            });
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        return;
-      } catch (RuntimeException e) {
-        // The API server is busy: the next sample looks again.
-      }
-    }
   }
 }

@@ -47,7 +47,10 @@ public final class ControlPlane implements AutoCloseable {
           "pod-garbage-collector-controller",
           "clusterrole-aggregation-controller",
           "root-ca-certificate-publisher-controller",
-          "validatingadmissionpolicy-status-controller");
+          "validatingadmissionpolicy-status-controller",
+          // StatefulSets make the pods whose addresses kipam keeps with the statefulSetClaims
+          // option (StatefulSetClaimsIT); no other test makes one.
+          "statefulset-controller");
 
   /**
    * Controllers of a control plane for a real node: also those that turn Deployments and DaemonSets

@@ -69,6 +69,7 @@ class InstallRbacIT {
         can(NODE_SA, "watch", "nodes"),
         can(NODE_SA, "get", "namespaces"),
         can(NODE_SA, "get", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+        can(NODE_SA, "create", "ipamclaims.k8s.cni.cncf.io", "team-c"),
         can(NODE_SA, "patch", "ipamclaims.k8s.cni.cncf.io/status", "team-b"),
         // kipam-operator: config/rbac/operator-role.yaml, rule by rule.
         can(OPERATOR_SA, "get", "ippools.kipam.io"),
@@ -88,6 +89,8 @@ class InstallRbacIT {
         can(OPERATOR_SA, "patch", "ipaddresses.kipam.io", "team-c"),
         can(OPERATOR_SA, "get", "pods", "team-a"),
         can(OPERATOR_SA, "list", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+        can(OPERATOR_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-b"),
+        can(OPERATOR_SA, "get", "statefulsets.apps", "team-a"),
         can(OPERATOR_SA, "get", "nodes"),
         can(OPERATOR_SA, "list", "nodes"),
         can(OPERATOR_SA, "watch", "nodes"),
@@ -132,9 +135,8 @@ class InstallRbacIT {
             can(NODE_SA, "patch", "nodes/status"),
             can(NODE_SA, "delete", "pods", "team-a"),
             can(NODE_SA, "create", "leases.coordination.k8s.io", "kipam-system"),
-            // A claim is made by its workload's controller; a node only reads it and writes
-            // its status.
-            can(NODE_SA, "create", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            // A node reads claims, makes those of StatefulSet pods and writes their status;
+            // it never changes or deletes one.
             can(NODE_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-a"),
             can(NODE_SA, "update", "ipamclaims.k8s.cni.cncf.io", "team-a"),
             // The operator never claims blocks nor allocates: only daemons do.
@@ -146,7 +148,8 @@ class InstallRbacIT {
             can(OPERATOR_SA, "delete", "ippools.kipam.io"),
             can(OPERATOR_SA, "list", "pods"),
             can(OPERATOR_SA, "create", "leases.coordination.k8s.io", "default"),
-            can(OPERATOR_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            can(OPERATOR_SA, "create", "ipamclaims.k8s.cni.cncf.io", "team-a"),
+            can(OPERATOR_SA, "list", "statefulsets.apps"),
             can(OPERATOR_SA, "patch", "ipamclaims.k8s.cni.cncf.io/status", "team-a"))
         .forEach(denied::add);
     return denied.build();

@@ -12,11 +12,14 @@ import java.util.Set;
 /**
  * The {@code ipam} section of a network configuration for kipam: {@code "type": "kipam"}, the
  * {@code pools} to allocate from (one or two distinct IPPool names; two for dual-stack, where the
- * daemon checks that they are of different families) and optionally the {@code socket} of {@code
- * kipam-node}. kipam owns this schema, so an unknown key in it is reported (code 2) rather than
- * ignored: a host-local setting copied here would otherwise silently do nothing.
+ * daemon checks that they are of different families), optionally the {@code socket} of {@code
+ * kipam-node}, and {@code statefulSetClaims} (false when absent): kipam-node makes an IPAMClaim
+ * {@code <pod>.<network>}, owned by the StatefulSet, for each StatefulSet pod of the network, so
+ * the pod keeps its addresses through re-creation, rescheduling and rolling updates. kipam owns
+ * this schema, so an unknown key in it is reported (code 2) rather than ignored: a host-local
+ * setting copied here would otherwise silently do nothing.
  */
-public record IpamConfig(List<String> pools, Optional<String> socket) {
+public record IpamConfig(List<String> pools, Optional<String> socket, boolean statefulSetClaims) {
 
   public static final String TYPE = "kipam";
   public static final int MAX_POOLS = 2;
@@ -24,7 +27,15 @@ public record IpamConfig(List<String> pools, Optional<String> socket) {
   /** sun_path holds 108 bytes including the terminating NUL. */
   static final int MAX_SOCKET_PATH = 107;
 
-  private static final Set<String> KEYS = Set.of("type", "pools", "socket");
+  /** The key of the StatefulSet option. */
+  public static final String STATEFUL_SET_CLAIMS = "statefulSetClaims";
+
+  private static final Set<String> KEYS = Set.of("type", "pools", "socket", STATEFUL_SET_CLAIMS);
+
+  /** Without the StatefulSet option. */
+  public IpamConfig(List<String> pools, Optional<String> socket) {
+    this(pools, socket, false);
+  }
 
   public IpamConfig {
     pools = List.copyOf(pools);
@@ -55,19 +66,21 @@ public record IpamConfig(List<String> pools, Optional<String> socket) {
     List<String> pools = pools(ipam, path, problems);
     Optional<String> socket = problems.string(ipam, path, "socket", false);
     socket.ifPresent(s -> socketProblem(s, JsonProblems.path(path, "socket"), problems));
+    boolean statefulSets = problems.bool(ipam, path, STATEFUL_SET_CLAIMS).orElse(false);
     for (Iterator<String> keys = ipam.fieldNames(); keys.hasNext(); ) {
       String key = keys.next();
       if (!KEYS.contains(key)) {
         // The key only: a stray value could be a credential pasted into the wrong place.
         problems.unsupported(
             JsonProblems.path(path, key),
-            "is not a kipam setting; kipam's ipam section takes type, pools and socket");
+            "is not a kipam setting; kipam's ipam section takes type, pools, socket and "
+                + STATEFUL_SET_CLAIMS);
       }
     }
     if (problems.count() != before || pools.isEmpty()) {
       return Optional.empty();
     }
-    return Optional.of(new IpamConfig(pools, socket));
+    return Optional.of(new IpamConfig(pools, socket, statefulSets));
   }
 
   private static List<String> pools(JsonNode ipam, String path, JsonProblems problems) {

@@ -165,7 +165,8 @@ public final class Allocator {
         claimStore.writeStatus(
             request.claim(),
             result.stream().map(l -> withPrefix(l, pools)).toList(),
-            request.pod().name());
+            request.pod().name(),
+            ledger.node());
       }
       return result;
     } catch (RuntimeException e) {

@@ -13,9 +13,18 @@ import java.util.Optional;
  */
 public interface ClaimStore {
 
-  /** An IPAMClaim as read: identity, what it is for, and whether it is being deleted. */
+  /**
+   * An IPAMClaim as read: identity, what it is for, the UID of its controller (the owner reference
+   * marked controller; null without one), and whether it is being deleted.
+   */
   record Claim(
-      String namespace, String name, String uid, String network, String ifName, boolean deleting) {
+      String namespace,
+      String name,
+      String uid,
+      String network,
+      String ifName,
+      String controllerUid,
+      boolean deleting) {
 
     public String what() {
       return "IPAMClaim " + namespace + "/" + name;
@@ -27,6 +36,22 @@ public interface ClaimStore {
    * the claim holding it, and whether it is being deleted.
    */
   record Claimed(IpAddress ip, String uid, Cidr slot, String claimUid, boolean deleting) {}
+
+  /** The controller of a claim kipam-node makes: a StatefulSet, by name and UID. */
+  record Controller(String apiVersion, String kind, String name, String uid) {}
+
+  /**
+   * The claim {@code namespace/name}, made for {@code network} and {@code ifName}, owned by {@code
+   * controller} and labelled with {@code node} (the node that made it) when it does not exist yet;
+   * the existing one otherwise.
+   */
+  Claim ensureClaim(
+      String namespace,
+      String name,
+      String network,
+      String ifName,
+      Controller controller,
+      String node);
 
   /** The claim {@code namespace/name}; empty when it does not exist (or its CRD is not served). */
   Optional<Claim> readClaim(String namespace, String name);
@@ -51,7 +76,7 @@ public interface ClaimStore {
 
   /**
    * Writes the claim's {@code status.ips} (CIDR notation) and {@code status.ownerPod}, if it is
-   * still the object {@code claim.uid()}.
+   * still the object {@code claim.uid()}, and an Event on it naming the pod and {@code node}.
    */
-  void writeStatus(Claim claim, List<String> ips, String ownerPod);
+  void writeStatus(Claim claim, List<String> ips, String ownerPod, String node);
 }

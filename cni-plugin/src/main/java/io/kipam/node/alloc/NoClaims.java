@@ -14,6 +14,17 @@ final class NoClaims implements ClaimStore {
   }
 
   @Override
+  public Claim ensureClaim(
+      String namespace,
+      String name,
+      String network,
+      String ifName,
+      Controller controller,
+      String node) {
+    throw refused();
+  }
+
+  @Override
   public Optional<Claim> readClaim(String namespace, String name) {
     throw refused();
   }
@@ -39,7 +50,7 @@ final class NoClaims implements ClaimStore {
   }
 
   @Override
-  public void writeStatus(Claim claim, List<String> ips, String ownerPod) {
+  public void writeStatus(Claim claim, List<String> ips, String ownerPod, String node) {
     throw refused();
   }
 }

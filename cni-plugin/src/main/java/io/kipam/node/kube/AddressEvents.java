@@ -34,8 +34,17 @@ public final class AddressEvents {
   }
 
   public void record(IPAddress object, String reason, String message) {
+    record(ApiConstants.API_VERSION, IPAddress.KIND, object.getMetadata(), reason, message);
+  }
+
+  /** An Event about any namespaced object, e.g. an IPAMClaim whose address was attached. */
+  public void record(
+      String apiVersion,
+      String kind,
+      io.fabric8.kubernetes.api.model.ObjectMeta meta,
+      String reason,
+      String message) {
     String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
-    var meta = object.getMetadata();
     var event =
         new EventBuilder()
             .withNewMetadata()
@@ -44,8 +53,8 @@ public final class AddressEvents {
             .endMetadata()
             .withInvolvedObject(
                 new ObjectReferenceBuilder()
-                    .withApiVersion(ApiConstants.API_VERSION)
-                    .withKind(IPAddress.KIND)
+                    .withApiVersion(apiVersion)
+                    .withKind(kind)
                     .withName(meta.getName())
                     .withNamespace(meta.getNamespace())
                     .withUid(meta.getUid())
@@ -68,8 +77,9 @@ public final class AddressEvents {
       client.v1().events().inNamespace(meta.getNamespace()).resource(event).create();
     } catch (KubernetesClientException e) {
       log.info(
-          "cannot record Event {} on IPAddress {}/{}: {}",
+          "cannot record Event {} on {} {}/{}: {}",
           reason,
+          kind,
           meta.getNamespace(),
           meta.getName(),
           e.getMessage());

@@ -1,5 +1,8 @@
 package io.kipam.node.kube;
 
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -7,6 +10,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.ipamclaims.IPAMClaim;
+import io.kipam.api.ipamclaims.IPAMClaimSpec;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
@@ -35,10 +39,15 @@ public final class KubernetesClaims implements ClaimStore {
 
   private final KubernetesClient client;
   private final KubernetesStore store;
+  private final AddressEvents events;
 
-  public KubernetesClaims(KubernetesClient client, KubernetesStore store) {
+  /**
+   * @param events where the Event on a claim whose address was attached is written
+   */
+  public KubernetesClaims(KubernetesClient client, KubernetesStore store, AddressEvents events) {
     this.client = client;
     this.store = store;
+    this.events = events;
   }
 
   @Override
@@ -50,18 +59,77 @@ public final class KubernetesClaims implements ClaimStore {
     } catch (KubernetesClientException e) {
       throw KubernetesStore.translate("read IPAMClaim " + namespace + "/" + name, e, false);
     }
-    if (claim == null) {
-      return Optional.empty();
-    }
+    return Optional.ofNullable(claim).map(KubernetesClaims::claim);
+  }
+
+  private static Claim claim(IPAMClaim claim) {
     var spec = claim.getSpec();
-    return Optional.of(
-        new Claim(
-            namespace,
-            name,
-            claim.getMetadata().getUid(),
-            spec == null ? null : spec.getNetwork(),
-            spec == null ? null : spec.getInterface(),
-            claim.getMetadata().getDeletionTimestamp() != null));
+    var meta = claim.getMetadata();
+    String controller =
+        meta.getOwnerReferences() == null
+            ? null
+            : meta.getOwnerReferences().stream()
+                .filter(o -> Boolean.TRUE.equals(o.getController()))
+                .map(OwnerReference::getUid)
+                .findFirst()
+                .orElse(null);
+    return new Claim(
+        meta.getNamespace(),
+        meta.getName(),
+        meta.getUid(),
+        spec == null ? null : spec.getNetwork(),
+        spec == null ? null : spec.getInterface(),
+        controller,
+        meta.getDeletionTimestamp() != null);
+  }
+
+  @Override
+  public Claim ensureClaim(
+      String namespace,
+      String name,
+      String network,
+      String ifName,
+      Controller controller,
+      String node) {
+    IPAMClaim claim = new IPAMClaim();
+    claim.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(name)
+            .withNamespace(namespace)
+            .withLabels(
+                Map.of(
+                    ApiConstants.LABEL_NODE,
+                    node,
+                    ApiConstants.LABEL_STATEFUL_SET,
+                    controller.name()))
+            .withOwnerReferences(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(controller.apiVersion())
+                    .withKind(controller.kind())
+                    .withName(controller.name())
+                    .withUid(controller.uid())
+                    .withController(true)
+                    .withBlockOwnerDeletion(false)
+                    .build())
+            .build());
+    claim.setSpec(new IPAMClaimSpec(network, ifName));
+    String what = "IPAMClaim " + namespace + "/" + name;
+    try {
+      store.limiter.acquire();
+      IPAMClaim created = client.resource(claim).create();
+      log.info("made {} for the pod of StatefulSet {}", what, controller.name());
+      return claim(created);
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        throw KubernetesStore.translate("create " + what, e, true);
+      }
+    }
+    return readClaim(namespace, name)
+        .orElseThrow(
+            () ->
+                new ClaimException(
+                    ClaimException.Kind.TRY_AGAIN,
+                    what + " was deleted as it was made; try again"));
   }
 
   @Override
@@ -146,21 +214,23 @@ public final class KubernetesClaims implements ClaimStore {
   }
 
   @Override
-  public void writeStatus(Claim claim, List<String> ips, String ownerPod) {
+  public void writeStatus(Claim claim, List<String> ips, String ownerPod, String node) {
     Map<String, Object> patch =
         Map.of(
             "metadata",
             Map.of("uid", claim.uid()),
             "status",
             Map.of("ips", ips, "ownerPod", Map.of("name", ownerPod)));
+    IPAMClaim written;
     try {
       store.limiter.acquire();
-      client
-          .resources(IPAMClaim.class)
-          .inNamespace(claim.namespace())
-          .withName(claim.name())
-          .subresource("status")
-          .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+      written =
+          client
+              .resources(IPAMClaim.class)
+              .inNamespace(claim.namespace())
+              .withName(claim.name())
+              .subresource("status")
+              .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
     } catch (KubernetesClientException e) {
       if (e.getCode() == 409 || e.getCode() == 404) {
         throw new ClaimException(
@@ -169,5 +239,11 @@ public final class KubernetesClaims implements ClaimStore {
       }
       throw KubernetesStore.translate("write the status of " + claim.what(), e, false);
     }
+    events.record(
+        IPAMClaim.API_VERSION,
+        IPAMClaim.KIND,
+        written.getMetadata(),
+        "AddressAttached",
+        String.join(", ", ips) + " attached to pod " + ownerPod + " on node " + node);
   }
 }

@@ -320,6 +320,24 @@ public final class NodeWatch implements AutoCloseable {
     return Optional.ofNullable(pod.getMetadata().getAnnotations().get(key));
   }
 
+  /**
+   * The controller owner reference of Pod {@code namespace/name} (a StatefulSet's pods name it),
+   * from the node's pod watch or a fresh read; empty when it has none.
+   */
+  public Optional<io.fabric8.kubernetes.api.model.OwnerReference> podController(
+      String namespace, String name) {
+    PodSummary pod = cachedPod(namespace, name);
+    if (pod == null) {
+      pod = freshPod(namespace, name).orElse(null);
+    }
+    if (pod == null || pod.getMetadata().getOwnerReferences() == null) {
+      return Optional.empty();
+    }
+    return pod.getMetadata().getOwnerReferences().stream()
+        .filter(o -> Boolean.TRUE.equals(o.getController()))
+        .findFirst();
+  }
+
   /** This node's Node object as the node's watch last showed it; null when it does not exist. */
   public NodeSummary self() {
     return self.getStore().getByKey(node);

@@ -1,7 +1,9 @@
 package io.kipam.operator.block;
 
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -13,6 +15,8 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +30,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One LIST of IPAMClaims per namespace that holds such sub-claims, each {@link #INTERVAL}: the
  * cost follows the namespaces with persistent addresses, not the claims. Without the IPAMClaim CRD
- * no claim exists, and every such sub-claim goes.
+ * no claim exists, and every such sub-claim goes. The claims kipam-node made for StatefulSet pods
+ * of ordinals the StatefulSet no longer has are deleted here too, when its {@code whenScaled}
+ * retention policy is {@code Delete}.
  */
 public final class ClaimSweep implements Runnable {
 
@@ -65,8 +71,15 @@ public final class ClaimSweep implements Runnable {
             .add(block);
       }
     }
+    Map<String, Optional<StatefulSet>> statefulSets = new HashMap<>();
     for (var entry : byNamespace.entrySet()) {
-      Set<String> live = claimUids(entry.getKey());
+      List<IPAMClaim> claims = claims(entry.getKey());
+      Set<String> live = new HashSet<>();
+      for (IPAMClaim claim : claims) {
+        if (!scaledAway(claim, statefulSets)) {
+          live.add(claim.getMetadata().getUid());
+        }
+      }
       for (IPBlock block : entry.getValue()) {
         ClaimReference claim = block.getSpec().getClaim();
         if (!live.contains(claim.getUid())) {
@@ -76,20 +89,108 @@ public final class ClaimSweep implements Runnable {
     }
   }
 
-  /** The UIDs of the IPAMClaims of {@code namespace}; none when the CRD is not served. */
-  private Set<String> claimUids(String namespace) {
-    Set<String> uids = new HashSet<>();
+  /** The IPAMClaims of {@code namespace}; none when the CRD is not served. */
+  private List<IPAMClaim> claims(String namespace) {
     try {
-      for (IPAMClaim claim :
-          client.resources(IPAMClaim.class).inNamespace(namespace).list().getItems()) {
-        uids.add(claim.getMetadata().getUid());
-      }
+      return client.resources(IPAMClaim.class).inNamespace(namespace).list().getItems();
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404) {
         throw e;
       }
+      return List.of();
     }
-    return uids;
+  }
+
+  /**
+   * Whether {@code claim} is one kipam-node made for a StatefulSet's pod whose ordinal the
+   * StatefulSet no longer has, with {@code persistentVolumeClaimRetentionPolicy.whenScaled:
+   * Delete}: then it is deleted (its address goes back once no pod uses it). With {@code Retain}
+   * (the default) it stays until the StatefulSet is deleted, and the garbage collector takes it.
+   */
+  private boolean scaledAway(IPAMClaim claim, Map<String, Optional<StatefulSet>> statefulSets) {
+    var meta = claim.getMetadata();
+    String owner =
+        meta.getLabels() == null ? null : meta.getLabels().get(ApiConstants.LABEL_STATEFUL_SET);
+    if (owner == null || meta.getDeletionTimestamp() != null) {
+      return false;
+    }
+    Optional<StatefulSet> set =
+        statefulSets.computeIfAbsent(
+            meta.getNamespace() + "/" + owner,
+            k ->
+                Optional.ofNullable(
+                    client
+                        .apps()
+                        .statefulSets()
+                        .inNamespace(meta.getNamespace())
+                        .withName(owner)
+                        .get()));
+    if (set.isEmpty() || !ownedBy(claim, set.get())) {
+      return false;
+    }
+    var spec = set.get().getSpec();
+    var policy = spec.getPersistentVolumeClaimRetentionPolicy();
+    if (policy == null || !"Delete".equals(policy.getWhenScaled())) {
+      return false;
+    }
+    OptionalInt ordinal = ordinal(meta.getName(), owner);
+    if (ordinal.isEmpty()) {
+      return false;
+    }
+    int start =
+        spec.getOrdinals() == null || spec.getOrdinals().getStart() == null
+            ? 0
+            : spec.getOrdinals().getStart();
+    int replicas = spec.getReplicas() == null ? 1 : spec.getReplicas();
+    if (ordinal.getAsInt() >= start && ordinal.getAsInt() < start + replicas) {
+      return false;
+    }
+    try {
+      client
+          .resources(IPAMClaim.class)
+          .inNamespace(meta.getNamespace())
+          .withName(meta.getName())
+          .lockResourceVersion(meta.getResourceVersion())
+          .delete();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404 && e.getCode() != 409) {
+        throw e;
+      }
+      return false;
+    }
+    String why =
+        "StatefulSet "
+            + owner
+            + " has "
+            + replicas
+            + " replicas from ordinal "
+            + start
+            + " and whenScaled: Delete: the claim of ordinal "
+            + ordinal.getAsInt()
+            + " goes, and its addresses once no pod uses them";
+    log.info("IPAMClaim {}/{}: {}", meta.getNamespace(), meta.getName(), why);
+    events.record(claim, EventRecorder.Type.Normal, "ScaledDown", why);
+    return true;
+  }
+
+  private static boolean ownedBy(IPAMClaim claim, StatefulSet set) {
+    return claim.getMetadata().getOwnerReferences() != null
+        && claim.getMetadata().getOwnerReferences().stream()
+            .anyMatch(o -> set.getMetadata().getUid().equals(o.getUid()));
+  }
+
+  /** The ordinal of claim {@code <set>-<ordinal>.<network>}; empty for another name. */
+  static OptionalInt ordinal(String claim, String set) {
+    if (!claim.startsWith(set + "-")) {
+      return OptionalInt.empty();
+    }
+    String rest = claim.substring(set.length() + 1);
+    int dot = rest.indexOf('.');
+    String digits = dot < 0 ? rest : rest.substring(0, dot);
+    if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit)) {
+      return OptionalInt.empty();
+    }
+    return OptionalInt.of(Integer.parseInt(digits));
   }
 
   private void giveBack(IPBlock block, ClaimReference claim) {

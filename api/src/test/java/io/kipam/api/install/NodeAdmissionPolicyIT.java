@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.kipam.api.ipamclaims.IPAMClaim;
+import io.kipam.api.ipamclaims.IPAMClaimSpec;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
@@ -55,6 +57,7 @@ class NodeAdmissionPolicyIT {
   @BeforeAll
   void install() {
     KipamInstall.applyWith(controlPlane, List.of("node-a", "node-b"), NAMESPACES);
+    io.kipam.testing.KipamCrds.installIpamClaims(admin);
     nodeA = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-a"));
     nodeB = clientWith(token("--bound-object-kind", "Node", "--bound-object-name", "node-b"));
     // A policy takes effect a moment after it is stored: wait until node-a is refused node-b's
@@ -200,6 +203,73 @@ class NodeAdmissionPolicyIT {
     assertThat(unbound.resources(IPBlock.class).withName(name(own)).get())
         .as("reads are not the policy's business")
         .isNotNull();
+  }
+
+  @Test
+  void aNodeCreatesOnlyTheClaimsOfStatefulSetPodsLabelledWithItsNode() {
+    String ns = NAMESPACES.get(2);
+    String network = "stable";
+    IPAMClaim own =
+        nodeA
+            .resource(stsClaim(ns, "web-0." + network, network, "node-a", "web", "StatefulSet"))
+            .create();
+    assertThat(own.getMetadata().getUid()).isNotNull();
+    refused(
+        "create a claim labelled with node-b",
+        () ->
+            nodeA
+                .resource(stsClaim(ns, "web-1." + network, network, "node-b", "web", "StatefulSet"))
+                .create(),
+        "kipam-node may create only IPAMClaims labelled kipam.io/node with the node its token is"
+            + " bound to (node-a)");
+    refused(
+        "create a claim owned by a Deployment",
+        () ->
+            nodeA
+                .resource(stsClaim(ns, "web-2." + network, network, "node-a", "web", "Deployment"))
+                .create(),
+        "kipam-node may create only the IPAMClaims of StatefulSet pods");
+    refused(
+        "create a claim of another StatefulSet's name",
+        () ->
+            nodeA
+                .resource(stsClaim(ns, "db-0." + network, network, "node-a", "web", "StatefulSet"))
+                .create(),
+        "does not fit StatefulSet web");
+    refused(
+        "create a claim of another network's name",
+        () ->
+            nodeA
+                .resource(stsClaim(ns, "web-3.other", network, "node-a", "web", "StatefulSet"))
+                .create(),
+        "does not fit StatefulSet web");
+    // A claim as KubeVirt makes it, by another user, is not the policy's business.
+    IPAMClaim vm = new IPAMClaim();
+    vm.getMetadata().setName("vm-a." + network);
+    vm.getMetadata().setNamespace(ns);
+    vm.setSpec(new IPAMClaimSpec(network, "net1"));
+    assertThat(admin.resource(vm).create().getMetadata().getUid()).isNotNull();
+  }
+
+  private static IPAMClaim stsClaim(
+      String namespace, String name, String network, String node, String set, String ownerKind) {
+    IPAMClaim claim = new IPAMClaim();
+    claim.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(name)
+            .withNamespace(namespace)
+            .addToLabels("kipam.io/node", node)
+            .addToLabels("kipam.io/statefulset", set)
+            .addNewOwnerReference()
+            .withApiVersion("apps/v1")
+            .withKind(ownerKind)
+            .withName(set)
+            .withUid(UUID.randomUUID().toString())
+            .withController(true)
+            .endOwnerReference()
+            .build());
+    claim.setSpec(new IPAMClaimSpec(network, "eth0"));
+    return claim;
   }
 
   @Test

@@ -134,10 +134,18 @@ public final class NodeAddresses {
           && block.getSpec().getNode() != null
           && !exclusiveSlots.contains(block.getSpec().getParent())) {
         usage.hold(block.getSpec().getNode(), BigInteger.ONE);
+      } else if (Blocks.belongsTo(block, pool)
+          && Blocks.subClaim(block)
+          && block.getSpec().getClaim() != null) {
+        // An IPAMClaim's address: no node's to obtain, whichever node its pod runs on.
+        usage.hold(HELD_BY_CLAIMS, BigInteger.ONE);
       }
     }
     return usage;
   }
+
+  /** Not a node name (a Node's name is never empty): what IPAMClaims hold. */
+  private static final String HELD_BY_CLAIMS = "";
 
   private static BigInteger assignable(PoolLayout layout, IPBlock block) {
     try {

@@ -61,6 +61,27 @@ class NodeAddressesTest {
   }
 
   @Test
+  void anIpamClaimsAddressIsNoNodesToObtain() {
+    IPBlock shared = block("10.0.0.8/30", null, null);
+    IPBlock claimed = block("10.0.0.9/32", null, "p.10.0.0.8/30");
+    claimed
+        .getSpec()
+        .setClaim(new io.kipam.api.v1alpha1.ClaimReference("vms", "vm-a.tenant", "u-1"));
+
+    var values =
+        NodeAddresses.compute(nodes, List.of(pool("p", null, true)), List.of(shared, claimed));
+
+    assertThat(values.get("a").get("kipam.io/ip"))
+        .as("every address but the claim's, for every node")
+        .isEqualTo(values.get("b").get("kipam.io/ip"))
+        .isEqualTo(
+            NodeAddresses.compute(nodes, List.of(pool("p", null, true)), List.of(shared))
+                    .get("a")
+                    .get("kipam.io/ip")
+                - 1);
+  }
+
+  @Test
   void aPoolNotReadyOrBeingDeletedOffersNothing() {
     IPPool deleting = pool("q", null, true);
     deleting.getMetadata().setDeletionTimestamp(Instant.now().toString());

@@ -115,9 +115,10 @@ public final class NodeDaemon implements AutoCloseable {
         new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid, traffic);
     AddressEvents events = new AddressEvents(client, settings.node(), clock);
     KubernetesClaims claims = new KubernetesClaims(client, store, events);
-    Allocator allocator =
-        new Allocator(ledger, store, claims, new SecureRandom(), settings.settleAfter());
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);
+    Allocator allocator =
+        new Allocator(
+            ledger, store, claims, blockStatus, new SecureRandom(), settings.settleAfter());
     ReleaseResponder responder =
         new ReleaseResponder(ledger, blockStatus, clock, settings.releaseAbandonAfter());
     SlotConverter converter = new SlotConverter(ledger, store, blockStatus);

@@ -345,12 +345,16 @@ class PersistentAddressIT {
   }
 
   private String config(boolean allowPersistentIPs, NodeRig rig) {
+    return config(allowPersistentIPs, rig, List.of(pool));
+  }
+
+  private String config(boolean allowPersistentIPs, NodeRig rig, List<String> pools) {
     return "{\"cniVersion\":\"1.1.0\",\"name\":\""
         + NETWORK
         + "\",\"type\":\"bridge\",\"allowPersistentIPs\":"
         + allowPersistentIPs
         + ",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
-        + pool
+        + String.join("\",\"", pools)
         + "\"],\"socket\":\""
         + rig.daemon.socket
         + "\"}}";
@@ -368,6 +372,97 @@ class PersistentAddressIT {
             pod.getMetadata().getName(),
             pod.getMetadata().getUid()),
         config(allowPersistentIPs, rig));
+  }
+
+  /**
+   * Every slot of the pool is one node's, Exclusive, with an address free: that node makes one of
+   * its slots Shared for the claim (kipam-operator would not: the node is not short of addresses of
+   * its own), and the claim's address then follows its pod to another node.
+   */
+  @Test
+  void whenOneNodeHoldsEverySlotItMakesOneSharedForTheClaim() throws Exception {
+    String small =
+        Cluster.readiedPool(client, "sticky-small", Cluster.spec("10.211.0.0/28", 30, 0));
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    NodeRig holder = order.get(0);
+    int ordinary = 0;
+    while (holder.blocks(small).size() < 4) {
+      assertThat(holder.addRetried(List.of(small), 5000 + ordinary, RETRIES).ok()).isTrue();
+      ordinary++;
+    }
+    System.out.println(
+        "node " + holder.node + " holds every slot of " + small + " after " + ordinary + " pods");
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    claim(namespace, "vm-s." + NETWORK, NETWORK, IFNAME, null);
+    List<String> pools = List.of(small);
+
+    Pod first = claimPod(holder, namespace, "vm-s-launcher-1", "vm-s." + NETWORK);
+    List<String> ip = ips(dualStack(holder, "ADD", first, "c-s1", pools));
+    IPBlock subClaim =
+        client
+            .resources(IPBlock.class)
+            .withName(ResourceNames.blockName(small, Cidr.of(IpAddress.parse(ip.get(0)), 32)))
+            .get();
+    assertThat(subClaim.getSpec().getClaim()).isNotNull();
+    assertThat(client.resources(IPBlock.class).withName(subClaim.getSpec().getParent()).get())
+        .as("the holder's slot, Shared now")
+        .satisfies(b -> assertThat(b.getStatus().getMode()).hasToString("Shared"));
+    assertThat(dualStack(holder, "DEL", first, "c-s1", pools).ok()).isTrue();
+    client.resource(first).withGracePeriod(0).delete();
+
+    Pod second = claimPod(order.get(1), namespace, "vm-s-launcher-2", "vm-s." + NETWORK);
+    assertThat(ips(dualStack(order.get(1), "ADD", second, "c-s2", pools))).isEqualTo(ip);
+  }
+
+  @Test
+  void aDualStackClaimKeepsBothItsAddressesOnAnotherNode() throws Exception {
+    String v6 = Cluster.readiedPool(client, "sticky6", Cluster.spec("fd00:209::/120", 124, 0));
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    IPAMClaim claim = claim(namespace, "vm-d." + NETWORK, NETWORK, IFNAME, null);
+    List<String> pools = List.of(pool, v6);
+
+    Pod first = claimPod(order.get(0), namespace, "vm-d-launcher-1", "vm-d." + NETWORK);
+    List<String> ips = ips(dualStack(order.get(0), "ADD", first, "c-d1", pools));
+    assertThat(ips).hasSize(2);
+    assertThat(client.resource(claim).get().getStatus().getIps())
+        .containsExactly(ips.get(0) + "/24", ips.get(1) + "/120");
+    assertThat(dualStack(order.get(0), "DEL", first, "c-d1", pools).ok()).isTrue();
+    client.resource(first).withGracePeriod(0).delete();
+
+    Pod second = claimPod(order.get(1), namespace, "vm-d-launcher-2", "vm-d." + NETWORK);
+    assertThat(ips(dualStack(order.get(1), "ADD", second, "c-d2", pools))).isEqualTo(ips);
+    System.out.println("dual-stack claim vm-d kept " + ips + " on another node");
+  }
+
+  private CniCall.Outcome dualStack(
+      NodeRig rig, String command, Pod pod, String container, List<String> pools) {
+    return CniCall.whileTryAgain(
+        () ->
+            CniCall.run(
+                rig.kipam,
+                CniCall.env(
+                    command,
+                    container,
+                    IFNAME,
+                    pod.getMetadata().getNamespace(),
+                    pod.getMetadata().getName(),
+                    pod.getMetadata().getUid()),
+                config(true, rig, pools)),
+        RETRIES);
+  }
+
+  /** The addresses of a successful ADD's result, without prefix lengths, in order. */
+  private static List<String> ips(CniCall.Outcome outcome) throws Exception {
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    List<String> ips = new ArrayList<>();
+    new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(outcome.stdout())
+        .path("ips")
+        .forEach(ip -> ips.add(ip.path("address").asText().split("/")[0]));
+    return ips;
   }
 
   /** ADD as a runtime retries it: again while the answer is "try again" (code 11). */

@@ -64,17 +64,29 @@ public final class Allocator {
    *     KIPAM_SETTLE_SECONDS})
    */
   public Allocator(Ledger ledger, AllocationStore store, Random random, Duration settleAfter) {
-    this(ledger, store, NO_CLAIMS, random, settleAfter);
+    this(ledger, store, NO_CLAIMS, null, random, settleAfter);
   }
 
-  /** With {@code claimStore} for the addresses of IPAMClaims. */
+  /**
+   * With {@code claimStore} for the addresses of IPAMClaims, and {@code blockStatus} where the node
+   * asks for its own slot to become Shared when a claim needs an address and no Shared slot has
+   * one.
+   */
   public Allocator(
       Ledger ledger,
       AllocationStore store,
       ClaimStore claimStore,
+      BlockStatusStore blockStatus,
       Random random,
       Duration settleAfter) {
-    this(ledger, store, random, settleAfter, new BlockClaims(ledger, store, random), claimStore);
+    this(
+        ledger,
+        store,
+        random,
+        settleAfter,
+        new BlockClaims(ledger, store, random),
+        claimStore,
+        blockStatus);
   }
 
   /** A daemon without access to IPAMClaims: an ADD naming one is refused. */
@@ -87,7 +99,7 @@ public final class Allocator {
       Random random,
       Duration settleAfter,
       BlockClaims claims) {
-    this(ledger, store, random, settleAfter, claims, NO_CLAIMS);
+    this(ledger, store, random, settleAfter, claims, NO_CLAIMS, null);
   }
 
   private Allocator(
@@ -96,10 +108,12 @@ public final class Allocator {
       Random random,
       Duration settleAfter,
       BlockClaims claims,
-      ClaimStore claimStore) {
+      ClaimStore claimStore,
+      BlockStatusStore blockStatus) {
     this.ledger = ledger;
     this.claimStore = claimStore;
-    this.persistent = new PersistentAddresses(ledger, store, claimStore, claims, random);
+    this.persistent =
+        new PersistentAddresses(ledger, store, claimStore, claims, random, blockStatus);
     this.store = store;
     this.random = random;
     this.settleAfter = settleAfter;

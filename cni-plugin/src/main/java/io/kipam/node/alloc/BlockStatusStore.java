@@ -33,6 +33,14 @@ public interface BlockStatusStore {
   boolean writeShared(BlockRef ref, String shareRequestedAt);
 
   /**
+   * Asks for this node's own slot {@code ref} to become Shared, as kipam-operator asks for a slot:
+   * writes {@code status.share} ({@code requestedAt}, {@code reason}) if the slot is still that
+   * object (its UID) and carries no request yet. The node's {@link SlotConverter} then converts it
+   * like any requested slot. Returns false when nothing was written.
+   */
+  boolean requestShare(BlockRef ref, String requestedAt, String reason);
+
+  /**
    * The daemon's answer to one release request: {@code Ready} or {@code Refused}, for the round
    * {@code requestedAt} (kept as the operator wrote it), when ({@code respondedAt}, RFC 3339), and
    * why a refusal ({@code reason}; null for Ready).

@@ -303,6 +303,34 @@ public final class LedgerBlocks {
   }
 
   /** How many addresses each of this node's blocks has taken: see {@link BlockUsage}. */
+  /**
+   * This node's Exclusive slot of {@code pool} with the most free addresses that is open (not being
+   * released, converted or deleted), if any: the one to make Shared when an address must be
+   * reachable from every node and no Shared slot has one.
+   */
+  public Optional<BlockObject> slotToShare(PoolView pool) {
+    synchronized (ledger) {
+      BlockObject best = null;
+      long bestFree = 0;
+      for (BlockUsage usage : BlockUsage.of(blocks, ledger.inUse())) {
+        BlockObject block = usage.block();
+        if (!block.ref().pool().equals(pool.name())
+            || block.ref().hostPrefix()
+            || block.closed()
+            || block.ref().cidr().prefixLength() != pool.layout().blockSize()) {
+          continue;
+        }
+        long free =
+            pool.layout().assignableCount(block.ref().cidr()).longValue() - usage.allocated();
+        if (free > bestFree) {
+          best = block;
+          bestFree = free;
+        }
+      }
+      return Optional.ofNullable(best);
+    }
+  }
+
   public List<BlockUsage> blockUsage() {
     synchronized (ledger) {
       return BlockUsage.of(blocks, ledger.inUse());

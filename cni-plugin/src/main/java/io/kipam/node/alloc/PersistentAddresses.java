@@ -2,10 +2,15 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,18 +35,28 @@ final class PersistentAddresses {
   private final ClaimStore claimStore;
   private final BlockClaims claims;
   private final Random random;
+  private final BlockStatusStore blockStatus;
+  private final Map<BlockRef, Instant> shareAsked = new ConcurrentHashMap<>();
 
+  /** How long a slot this node asked to make Shared is not asked for again. */
+  static final Duration ASK_AGAIN_AFTER = Duration.ofSeconds(30);
+
+  /**
+   * @param blockStatus where this node asks for its own slot to become Shared (null: never)
+   */
   PersistentAddresses(
       Ledger ledger,
       AllocationStore store,
       ClaimStore claimStore,
       BlockClaims claims,
-      Random random) {
+      Random random,
+      BlockStatusStore blockStatus) {
     this.ledger = ledger;
     this.store = store;
     this.claimStore = claimStore;
     this.claims = claims;
     this.random = random;
+    this.blockStatus = blockStatus;
   }
 
   /**
@@ -85,6 +100,7 @@ final class PersistentAddresses {
       if (pick.isEmpty()) {
         BlockClaims.Claim slot = claims.claim(pool, new ArrayList<>(), true);
         if (slot == BlockClaims.Claim.NONE && !claims.relist(pool, knownListing)) {
+          shareOwnSlot(pool, claim);
           throw NoAddress.refusal(
               pool,
               ledger.node(),
@@ -131,6 +147,56 @@ final class PersistentAddresses {
         ledger.node(),
         ledger.blocks().ownBlocks(pool.name()).size(),
         "no Shared slot's address could be claimed for " + claim.what());
+  }
+
+  /**
+   * Every slot of the pool is claimed and no Shared one has a free address: when this node holds an
+   * open slot with free addresses, it asks for that slot to become Shared, as kipam-operator would
+   * for another node (kipam-operator does not for the node that holds the slot, since that node is
+   * not short of addresses of its own). Its converter makes it Shared; the ADD is answered "try
+   * again" meanwhile. When this node holds none, the refusal records the node's demand and
+   * kipam-operator converts another node's slot.
+   */
+  private void shareOwnSlot(PoolView pool, ClaimStore.Claim claim) {
+    if (blockStatus == null) {
+      return;
+    }
+    Optional<BlockObject> slot = ledger.blocks().slotToShare(pool);
+    if (slot.isEmpty()) {
+      return;
+    }
+    BlockRef ref = slot.get().ref();
+    Instant now = ledger.now();
+    Instant asked = shareAsked.get(ref);
+    if (asked == null || asked.plus(ASK_AGAIN_AFTER).isBefore(now)) {
+      String reason =
+          "an address of "
+              + claim.what()
+              + " must be reachable from every node, and pool "
+              + pool.name()
+              + " has no unclaimed slot and no Shared slot with a free address";
+      if (!blockStatus.requestShare(ref, now.truncatedTo(ChronoUnit.MILLIS).toString(), reason)) {
+        return;
+      }
+      shareAsked.put(ref, now);
+      shareAsked.values().removeIf(at -> at.plus(ASK_AGAIN_AFTER).isBefore(now));
+      log.info(
+          "asked for this node's slot {} of pool {} to become Shared: {}",
+          ref.cidr(),
+          pool.name(),
+          reason);
+    }
+    throw new ClaimException(
+        ClaimException.Kind.TRY_AGAIN,
+        "pool "
+            + pool.name()
+            + " has no unclaimed slot and no Shared slot with a free address: node "
+            + ledger.node()
+            + " makes its slot "
+            + ref.cidr()
+            + " Shared for "
+            + claim.what()
+            + "; try again");
   }
 
   /**

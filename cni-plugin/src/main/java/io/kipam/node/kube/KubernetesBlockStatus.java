@@ -92,6 +92,17 @@ public final class KubernetesBlockStatus implements BlockStatusStore {
         != null;
   }
 
+  @Override
+  public boolean requestShare(BlockRef ref, String requestedAt, String reason) {
+    Map<String, Object> share = new LinkedHashMap<>();
+    share.put("requestedAt", requestedAt);
+    share.put("reason", reason);
+    List<Map<String, Object>> ops =
+        List.of(op("test", "/metadata/uid", ref.uid()), op("add", "/status/share", share));
+    return patch(ref, PatchType.JSON, Serialization.asJson(ops), 422, "ask for Shared mode of")
+        != null;
+  }
+
   private static Map<String, Object> op(String op, String path, Object value) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("op", op);

@@ -139,6 +139,12 @@ final class FakeBlockStatus implements BlockStatusStore {
     return true;
   }
 
+  @Override
+  public synchronized boolean requestShare(BlockRef ref, String requestedAt, String reason) {
+    fail();
+    return requestShare(ref, requestedAt);
+  }
+
   /** The operator asks for the slot {@code ref} to become Shared; false when it is gone. */
   synchronized boolean requestShare(BlockRef ref, String requestedAt) {
     if (holder(ref) == null) {

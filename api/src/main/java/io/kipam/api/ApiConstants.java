@@ -35,6 +35,24 @@ public final class ApiConstants {
    */
   public static final String LABEL_STATEFUL_SET = GROUP + "/statefulset";
 
+  /**
+   * On a Pod or a Namespace: the IPPools its pods' addresses come from, in order of preference (a
+   * JSON list or comma-separated names), for the IP families the network configuration asks for.
+   * The Pod's annotation wins over its Namespace's, which wins over the network configuration's
+   * {@code ipam.pools}; the per-family ones ({@link #ANNOTATION_IPV4_POOLS}, {@link
+   * #ANNOTATION_IPV6_POOLS}) win over this one for their family.
+   */
+  public static final String ANNOTATION_POOLS = GROUP + "/pools";
+
+  /**
+   * On a Pod: the addresses its primary-network interface ({@code eth0}) is to have, at most one
+   * per IP family (a JSON list or comma-separated), each from a pool the pod may use.
+   */
+  public static final String ANNOTATION_IPS = GROUP + "/ips";
+
+  public static final String ANNOTATION_IPV4_POOLS = GROUP + "/ipv4-pools";
+  public static final String ANNOTATION_IPV6_POOLS = GROUP + "/ipv6-pools";
+
   public static final String FINALIZER_POOL_PROTECTION = GROUP + "/pool-protection";
 
   /**

@@ -7,7 +7,9 @@ import java.util.TreeSet;
 /**
  * The value of {@link ApiConstants#ANNOTATION_DEMAND}: the names of the pools a node is short of,
  * sorted and separated by commas (pool names are DNS subdomains, so they hold no comma). An absent
- * or empty annotation is no demand; anything that is not a pool name is left out.
+ * or empty annotation is no demand; anything that is not a pool name is left out. An entry {@code
+ * <pool>@<slot CIDR>} asks for one slot to become Shared: a chosen address lies in it, held
+ * Exclusive by another node ({@link #slots}).
  */
 public final class DemandAnnotation {
 
@@ -27,6 +29,27 @@ public final class DemandAnnotation {
       }
     }
     return pools;
+  }
+
+  /** The slots named by a Node's annotations, as {@code <pool>@<slot CIDR>} (null: none). */
+  public static Set<String> slots(Map<String, String> annotations) {
+    Set<String> slots = new TreeSet<>();
+    String value = annotations == null ? null : annotations.get(ApiConstants.ANNOTATION_DEMAND);
+    if (value == null) {
+      return slots;
+    }
+    for (String part : value.split(",")) {
+      String entry = part.strip();
+      if (entry.matches("[a-z0-9]([-a-z0-9.]*[a-z0-9])?@[0-9a-fA-F.:]+/[0-9]{1,3}")) {
+        slots.add(entry);
+      }
+    }
+    return slots;
+  }
+
+  /** The entry of {@link #slots} for {@code slot} of {@code pool}. */
+  public static String slot(String pool, String slot) {
+    return pool + "@" + slot;
   }
 
   /** The annotation's value for {@code pools}; null (remove the annotation) when there are none. */

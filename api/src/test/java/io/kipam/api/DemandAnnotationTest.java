@@ -24,4 +24,18 @@ class DemandAnnotationTest {
         .containsExactly("a", "c.d");
     assertThat(DemandAnnotation.format(Set.of())).isNull();
   }
+
+  @Test
+  void aSlotEntryIsASlotNotAPool() {
+    var annotations =
+        java.util.Map.of(
+            ApiConstants.ANNOTATION_DEMAND,
+            "pods-v4,pods-v4@10.244.0.16/28,pods-v6@fd00:10::/124,bad@x/28");
+    org.assertj.core.api.Assertions.assertThat(DemandAnnotation.pools(annotations))
+        .containsExactly("pods-v4");
+    org.assertj.core.api.Assertions.assertThat(DemandAnnotation.slots(annotations))
+        .containsExactly("pods-v4@10.244.0.16/28", "pods-v6@fd00:10::/124");
+    org.assertj.core.api.Assertions.assertThat(DemandAnnotation.slot("p", "10.0.0.0/28"))
+        .isEqualTo("p@10.0.0.0/28");
+  }
 }

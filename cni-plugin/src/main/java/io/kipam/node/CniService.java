@@ -2,7 +2,6 @@ package io.kipam.node;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.IpFamily;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.cni.spec.CniCommand;
@@ -26,6 +25,7 @@ import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
 import io.kipam.node.alloc.RequestRejectedException;
+import io.kipam.node.alloc.StaticAddressException;
 import io.kipam.node.alloc.StoreUnavailableException;
 import io.kipam.node.alloc.WriteOutcomeUnknownException;
 import io.kipam.node.claims.NetworkSelection;
@@ -65,6 +65,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
   private final Duration gcGrace;
   private final PoolDemand demand;
   private final ClaimStore claims;
+  private final PoolChoice choice;
 
   /**
    * @param ready what STATUS reports: synced, and every watch running and connected
@@ -79,6 +80,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
       PoolDemand demand,
       ClaimStore claims) {
     this.claims = claims;
+    this.choice = new PoolChoice(watch);
     this.watch = watch;
     this.ledger = ledger;
     this.allocator = allocator;
@@ -102,13 +104,22 @@ public final class CniService implements CniEndpoint, CniPlugin {
           Attachment attachment = attachment(request);
           PodIdentity.validate(request.environment(), config);
           String namespace = request.environment().args().podNamespace().orElseThrow();
-          List<PoolView> pools = pools(config.ipam().pools(), namespace);
+          String podName = request.environment().args().podName().orElseThrow();
+          List<List<PoolView>> families = choice.choose(config.ipam().pools(), namespace, podName);
           PodRef pod = owner(request);
           ClaimStore.Claim claim = claimOf(config, attachment, pod).orElse(null);
+          List<IpAddress> statics =
+              StaticRequest.of(config, request.environment(), attachment, pod, watch, families);
           List<Lease> leases =
               allocator.allocate(
-                  pools, attachment, pod, config.name(), config.mac().orElse(null), claim);
-          pools.forEach(p -> demand.served(p.name()));
+                  families,
+                  attachment,
+                  pod,
+                  config.name(),
+                  config.mac().orElse(null),
+                  claim,
+                  statics);
+          leases.forEach(l -> demand.served(l.pool()));
           return result(leases);
         });
   }
@@ -286,10 +297,20 @@ public final class CniService implements CniEndpoint, CniPlugin {
                   ? Optional.of(
                       new Allocator.PodName(args.podNamespace().get(), args.podName().get()))
                   : Optional.empty();
-          allocator.release(
-              request.config().orElseThrow().ipam().pools(), attachment(request), pod);
+          allocator.release(heldOrConfigured(request), attachment(request), pod);
           return null;
         });
+  }
+
+  /**
+   * The pools a DEL releases in: those the attachment holds an address of (a pool chosen by an
+   * annotation need not be in the configuration), and the configuration's.
+   */
+  private List<String> heldOrConfigured(CniRequest request) {
+    Set<String> pools = new LinkedHashSet<>();
+    ledger.leasesOf(attachment(request)).forEach(l -> pools.add(l.pool()));
+    pools.addAll(request.config().orElseThrow().ipam().pools());
+    return List.copyOf(pools);
   }
 
   @Override
@@ -351,6 +372,21 @@ public final class CniService implements CniEndpoint, CniPlugin {
       throw new CniException(code, e.getMessage(), details);
     } catch (ClaimException e) {
       throw claimRefusal(e);
+    } catch (StaticAddressException e) {
+      CniErrorCode code =
+          switch (e.kind()) {
+            case TRY_AGAIN -> CniErrorCode.TRY_AGAIN_LATER;
+            case HELD -> CniErrorCode.ADDRESS_HELD;
+            case INVALID -> CniErrorCode.INVALID_NETWORK_CONFIG;
+          };
+      if (e.kind() == StaticAddressException.Kind.TRY_AGAIN && e.pool().isPresent()) {
+        if (e.slot().isPresent()) {
+          demand.shortOfSlot(e.pool().get(), e.slot().get());
+        } else {
+          demand.shortOf(e.pool().get());
+        }
+      }
+      throw new CniException(code, e.getMessage(), "nothing was allocated");
     } catch (NodeWatch.PoolNotUsableException e) {
       throw new CniException(CniErrorCode.POOL_NOT_AVAILABLE, e.getMessage(), "");
     } catch (NodeWatch.PodNotOnNodeException e) {
@@ -428,22 +464,19 @@ public final class CniService implements CniEndpoint, CniPlugin {
     NetworkConfig config = request.config().orElseThrow();
     Attachment attachment = attachment(request);
     Set<String> held = new HashSet<>();
-    for (String pool : config.ipam().pools()) {
-      Lease lease =
-          ledger
-              .leaseOf(pool, attachment)
-              .orElseThrow(
-                  () ->
-                      new CniException(
-                          CniErrorCode.CHECK_MISMATCH,
-                          "attachment "
-                              + attachment.containerId()
-                              + "/"
-                              + attachment.ifName()
-                              + " holds no address of pool "
-                              + pool,
-                          "its IPAddress is gone; the pod needs to be recreated"));
+    for (Lease lease : ledger.leasesOf(attachment)) {
       held.add(lease.ip().toString());
+    }
+    if (held.isEmpty()) {
+      throw new CniException(
+          CniErrorCode.CHECK_MISMATCH,
+          "attachment "
+              + attachment.containerId()
+              + "/"
+              + attachment.ifName()
+              + " holds no address of pools "
+              + config.ipam().pools(),
+          "its IPAddress is gone; the pod needs to be recreated");
     }
     if (config.prevResult().isPresent()) {
       Set<String> previous = new HashSet<>();
@@ -506,25 +539,6 @@ public final class CniService implements CniEndpoint, CniPlugin {
     var args = request.environment().args();
     return watch.owner(
         args.podNamespace().orElseThrow(), args.podName().orElseThrow(), args.podUid());
-  }
-
-  private List<PoolView> pools(List<String> names, String namespace)
-      throws NodeWatch.PoolNotUsableException {
-    List<PoolView> pools = new ArrayList<>();
-    Set<IpFamily> families = new LinkedHashSet<>();
-    for (String name : names) {
-      PoolView pool = watch.pool(name, namespace);
-      if (!families.add(pool.layout().family())) {
-        throw new CniException(
-            CniErrorCode.INVALID_NETWORK_CONFIG,
-            "ipam.pools names two "
-                + pool.layout().family().displayName()
-                + " pools; name at most one pool per IP family",
-            "two pools give a dual-stack attachment: one IPv4 and one IPv6");
-      }
-      pools.add(pool);
-    }
-    return pools;
   }
 
   private IpamResult result(List<Lease> leases) {

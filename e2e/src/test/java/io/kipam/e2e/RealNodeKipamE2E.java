@@ -438,6 +438,46 @@ class RealNodeKipamE2E {
             });
   }
 
+  @Test
+  @Order(6)
+  void aPodAnnotatedWithKipamIpsRunsWithThatAddress() {
+    String ns = "team-a";
+    Deployment template = workload(ns, "fixed", 1);
+    // An address of the pool no pod holds now (pods of the earlier tests still run).
+    List<String> held =
+        client.resources(IPAddress.class).inAnyNamespace().list().getItems().stream()
+            .map(a -> a.getSpec().getIp())
+            .toList();
+    String ip = null;
+    for (int last = 47; last >= 2 && ip == null; last--) {
+      String candidate = "10.250.0." + last;
+      if ((last < 32 || last >= 40) && !held.contains(candidate)) {
+        ip = candidate;
+      }
+    }
+    assertThat(ip).as("a free address of the pool").isNotNull();
+    Pod fixed =
+        new io.fabric8.kubernetes.api.model.PodBuilder()
+            .withNewMetadata()
+            .withName("fixed")
+            .withNamespace(ns)
+            .addToAnnotations(io.kipam.api.ApiConstants.ANNOTATION_IPS, ip)
+            .endMetadata()
+            .withSpec(template.getSpec().getTemplate().getSpec())
+            .build();
+    long created = System.nanoTime();
+    client.resource(fixed).create();
+    Pod running = awaitRunningPod(ns, "fixed", null);
+    assertThat(running.getStatus().getPodIP()).isEqualTo(ip);
+    System.out.printf(
+        "pod %s/fixed with kipam.io/ips %s: Running with it %.1f s after it was created%n",
+        ns, ip, seconds(created));
+    client.resource(running).delete();
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .until(() -> client.pods().inNamespace(ns).withName("fixed").get() == null);
+  }
+
   /** The pod {@code namespace/name} once Running with an address, other than {@code notUid}. */
   private static Pod awaitRunningPod(String namespace, String name, String notUid) {
     return await()

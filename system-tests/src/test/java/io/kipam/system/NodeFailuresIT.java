@@ -46,7 +46,6 @@ class NodeFailuresIT {
   private static String namespace;
   private static Pod pod;
   private static String v4;
-  private static String otherV4;
   private static String full;
   private static String notReady;
 
@@ -64,7 +63,6 @@ class NodeFailuresIT {
     var v4Spec = Cluster.spec("10.241.0.0/24", 28, 0);
     v4Spec.setNetwork(Fixtures.uniqueName("failures-net"));
     Cluster.poolReadiedByOperator(client, v4, v4Spec);
-    otherV4 = Cluster.readiedPool(client, "v4b", Cluster.spec("10.242.0.0/24", 28, 0));
     full = Fixtures.uniqueName("full");
     Cluster.poolReadiedByOperator(
         client, full, Cluster.oneAddressSpec("10.243.0.0/24", "10.243.0.5", 0));
@@ -255,12 +253,6 @@ class NodeFailuresIT {
             "ipam.pools"),
         bad("unknown pool", e -> {}, () -> config("1.0.0", "no-such-pool"), 101, "no-such-pool"),
         bad("pool not Ready", e -> {}, () -> config("1.0.0", notReady), 101, "is not Ready"),
-        bad(
-            "two pools of one family",
-            e -> {},
-            () -> config("1.0.0", v4, otherV4),
-            7,
-            "two IPv4 pools"),
         bad("exhausted pool", e -> {}, () -> config("1.0.0", full), 100, "is exhausted"),
         bad(
             "configuration over 1 MiB",

@@ -75,31 +75,21 @@ class PersistentAddressIT {
     pool = Cluster.readiedPool(client, "sticky", Cluster.spec("10.209.0.0/24", 28, 0));
     namespaces = NodeRig.namespaces(client, "sticky");
     Path dir = Files.createTempDirectory("kipam-persistent-it");
-    for (int n = 0; n < 3; n++) {
-      rigs.add(
-          NodeRig.launch(
-              client, dir, namespaces, pool, Map.of(), node -> controlPlane.adminKubeconfig()));
-    }
-    for (NodeRig rig : rigs) {
-      rig.awaitReady();
-    }
+    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
     meanwhile = ChurnAndSample.start(client, pool, rigs);
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    if (meanwhile != null) {
-      meanwhile.close();
+    try {
+      if (meanwhile != null) {
+        meanwhile.closeAndCheck("PersistentAddressIT");
+      }
+    } finally {
+      for (NodeRig rig : rigs) {
+        rig.close();
+      }
     }
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
-    System.out.println(
-        "PersistentAddressIT: "
-            + meanwhile.churned()
-            + " ordinary ADD/DEL pairs churned meanwhile; addresses held twice: "
-            + meanwhile.duplicates());
-    assertThat(meanwhile.duplicates()).as("addresses held by two IPAddresses at once").isEmpty();
   }
 
   @Test
@@ -344,10 +334,6 @@ class PersistentAddressIT {
         .create();
   }
 
-  private String config(boolean allowPersistentIPs, NodeRig rig) {
-    return config(allowPersistentIPs, rig, List.of(pool));
-  }
-
   private String config(boolean allowPersistentIPs, NodeRig rig, List<String> pools) {
     return "{\"cniVersion\":\"1.1.0\",\"name\":\""
         + NETWORK
@@ -362,6 +348,16 @@ class PersistentAddressIT {
 
   private CniCall.Outcome call(
       NodeRig rig, String command, Pod pod, String container, boolean allowPersistentIPs) {
+    return call(rig, command, pod, container, allowPersistentIPs, List.of(pool));
+  }
+
+  private CniCall.Outcome call(
+      NodeRig rig,
+      String command,
+      Pod pod,
+      String container,
+      boolean allowPersistentIPs,
+      List<String> pools) {
     return CniCall.run(
         rig.kipam,
         CniCall.env(
@@ -371,7 +367,7 @@ class PersistentAddressIT {
             pod.getMetadata().getNamespace(),
             pod.getMetadata().getName(),
             pod.getMetadata().getUid()),
-        config(allowPersistentIPs, rig));
+        config(allowPersistentIPs, rig, pools));
   }
 
   /**
@@ -398,7 +394,7 @@ class PersistentAddressIT {
     List<String> pools = List.of(small);
 
     Pod first = claimPod(holder, namespace, "vm-s-launcher-1", "vm-s." + NETWORK);
-    List<String> ip = ips(dualStack(holder, "ADD", first, "c-s1", pools));
+    List<String> ip = dualStack(holder, "ADD", first, "c-s1", pools).ips();
     IPBlock subClaim =
         client
             .resources(IPBlock.class)
@@ -412,7 +408,7 @@ class PersistentAddressIT {
     client.resource(first).withGracePeriod(0).delete();
 
     Pod second = claimPod(order.get(1), namespace, "vm-s-launcher-2", "vm-s." + NETWORK);
-    assertThat(ips(dualStack(order.get(1), "ADD", second, "c-s2", pools))).isEqualTo(ip);
+    assertThat(dualStack(order.get(1), "ADD", second, "c-s2", pools).ips()).isEqualTo(ip);
   }
 
   @Test
@@ -425,7 +421,7 @@ class PersistentAddressIT {
     List<String> pools = List.of(pool, v6);
 
     Pod first = claimPod(order.get(0), namespace, "vm-d-launcher-1", "vm-d." + NETWORK);
-    List<String> ips = ips(dualStack(order.get(0), "ADD", first, "c-d1", pools));
+    List<String> ips = dualStack(order.get(0), "ADD", first, "c-d1", pools).ips();
     assertThat(ips).hasSize(2);
     assertThat(client.resource(claim).get().getStatus().getIps())
         .containsExactly(ips.get(0) + "/24", ips.get(1) + "/120");
@@ -433,36 +429,13 @@ class PersistentAddressIT {
     client.resource(first).withGracePeriod(0).delete();
 
     Pod second = claimPod(order.get(1), namespace, "vm-d-launcher-2", "vm-d." + NETWORK);
-    assertThat(ips(dualStack(order.get(1), "ADD", second, "c-d2", pools))).isEqualTo(ips);
+    assertThat(dualStack(order.get(1), "ADD", second, "c-d2", pools).ips()).isEqualTo(ips);
     System.out.println("dual-stack claim vm-d kept " + ips + " on another node");
   }
 
   private CniCall.Outcome dualStack(
       NodeRig rig, String command, Pod pod, String container, List<String> pools) {
-    return CniCall.whileTryAgain(
-        () ->
-            CniCall.run(
-                rig.kipam,
-                CniCall.env(
-                    command,
-                    container,
-                    IFNAME,
-                    pod.getMetadata().getNamespace(),
-                    pod.getMetadata().getName(),
-                    pod.getMetadata().getUid()),
-                config(true, rig, pools)),
-        RETRIES);
-  }
-
-  /** The addresses of a successful ADD's result, without prefix lengths, in order. */
-  private static List<String> ips(CniCall.Outcome outcome) throws Exception {
-    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
-    List<String> ips = new ArrayList<>();
-    new com.fasterxml.jackson.databind.ObjectMapper()
-        .readTree(outcome.stdout())
-        .path("ips")
-        .forEach(ip -> ips.add(ip.path("address").asText().split("/")[0]));
-    return ips;
+    return CniCall.whileTryAgain(() -> call(rig, command, pod, container, true, pools), RETRIES);
   }
 
   /** ADD as a runtime retries it: again while the answer is "try again" (code 11). */

@@ -24,8 +24,11 @@ public record CniArgs(Map<String, String> pairs) {
   public static final String POD_INFRA_CONTAINER_ID = "K8S_POD_INFRA_CONTAINER_ID";
   public static final String MAC = "MAC";
 
+  /** The addresses asked for (comma-separated), as the CNI conventions name the key. */
+  public static final String IP = "IP";
+
   static final Set<String> KNOWN =
-      Set.of(IGNORE_UNKNOWN, POD_NAMESPACE, POD_NAME, POD_UID, POD_INFRA_CONTAINER_ID, MAC);
+      Set.of(IGNORE_UNKNOWN, POD_NAMESPACE, POD_NAME, POD_UID, POD_INFRA_CONTAINER_ID, MAC, IP);
 
   public static final CniArgs NONE = new CniArgs(Map.of());
 

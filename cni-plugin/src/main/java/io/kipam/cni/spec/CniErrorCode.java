@@ -40,6 +40,8 @@ public enum CniErrorCode {
    * running: one attachment at a time (live migration is not supported).
    */
   CLAIM_IN_USE(103),
+  /** kipam: the chosen address (a static address) is held by another pod; the message names it. */
+  ADDRESS_HELD(104),
   /**
    * A bug in kipam; the details say where to look, and a retry is unlikely to help. 999 is the code
    * the reference library (libcni's skel) gives errors it cannot classify, so tools that know that

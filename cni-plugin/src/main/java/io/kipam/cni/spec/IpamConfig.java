@@ -11,18 +11,19 @@ import java.util.Set;
 
 /**
  * The {@code ipam} section of a network configuration for kipam: {@code "type": "kipam"}, the
- * {@code pools} to allocate from (one or two distinct IPPool names; two for dual-stack, where the
- * daemon checks that they are of different families), optionally the {@code socket} of {@code
- * kipam-node}, and {@code statefulSetClaims} (false when absent): kipam-node makes an IPAMClaim
- * {@code <pod>.<network>}, owned by the StatefulSet, for each StatefulSet pod of the network, so
- * the pod keeps its addresses through re-creation, rescheduling and rolling updates. kipam owns
- * this schema, so an unknown key in it is reported (code 2) rather than ignored: a host-local
- * setting copied here would otherwise silently do nothing.
+ * {@code pools} to allocate from (1 to {@link #MAX_POOLS} distinct IPPool names; the daemon groups
+ * them by IP family, each family's in order of preference, and gives a dual-stack attachment when
+ * both families are named), optionally the {@code socket} of {@code kipam-node}, and {@code
+ * statefulSetClaims} (false when absent): kipam-node makes an IPAMClaim {@code <pod>.<network>},
+ * owned by the StatefulSet, for each StatefulSet pod of the network, so the pod keeps its addresses
+ * through re-creation, rescheduling and rolling updates. kipam owns this schema, so an unknown key
+ * in it is reported (code 2) rather than ignored: a host-local setting copied here would otherwise
+ * silently do nothing.
  */
 public record IpamConfig(List<String> pools, Optional<String> socket, boolean statefulSetClaims) {
 
   public static final String TYPE = "kipam";
-  public static final int MAX_POOLS = 2;
+  public static final int MAX_POOLS = 8;
 
   /** sun_path holds 108 bytes including the terminating NUL. */
   static final int MAX_SOCKET_PATH = 107;
@@ -40,7 +41,8 @@ public record IpamConfig(List<String> pools, Optional<String> socket, boolean st
   public IpamConfig {
     pools = List.copyOf(pools);
     if (pools.isEmpty() || pools.size() > MAX_POOLS) {
-      throw new IllegalArgumentException("kipam takes one or two pools, not " + pools.size());
+      throw new IllegalArgumentException(
+          "kipam takes 1 to " + MAX_POOLS + " pools, not " + pools.size());
     }
     pools.forEach(ResourceNames::validatePoolName);
     if (new HashSet<>(pools).size() != pools.size()) {
@@ -94,7 +96,10 @@ public record IpamConfig(List<String> pools, Optional<String> socket, boolean st
           poolsPath,
           "has "
               + elements.get().size()
-              + " pools; name one pool, or two (one IPv4, one IPv6) for dual-stack");
+              + " pools; name 1 to "
+              + MAX_POOLS
+              + ": per IP family in order of preference (the next serves when one is exhausted),"
+              + " both families for dual-stack");
       return List.of();
     }
     List<String> pools = new ArrayList<>();

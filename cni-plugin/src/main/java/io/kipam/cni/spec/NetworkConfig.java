@@ -24,7 +24,15 @@ public record NetworkConfig(
     Optional<String> mac,
     Optional<IpamResult> prevResult,
     Optional<List<Attachment>> validAttachments,
-    boolean allowPersistentIPs) {
+    boolean allowPersistentIPs,
+    List<IpAddressRequest> ips) {
+
+  /**
+   * An address asked for in {@code runtimeConfig.ips} (the CNI {@code ips} capability, which Multus
+   * fills from the network-selection element's {@code "ips"}): the address, and the path it was
+   * read from (for messages).
+   */
+  public record IpAddressRequest(io.kipam.api.net.IpAddress ip, String path) {}
 
   /** The top-level key by which a network lets its pods name an IPAMClaim. */
   public static final String ALLOW_PERSISTENT_IPS = "allowPersistentIPs";
@@ -46,6 +54,7 @@ public record NetworkConfig(
     Objects.requireNonNull(mac, "mac");
     Objects.requireNonNull(prevResult, "prevResult");
     validAttachments = validAttachments.map(List::copyOf);
+    ips = List.copyOf(ips);
   }
 
   /**
@@ -78,9 +87,37 @@ public record NetworkConfig(
     Optional<List<Attachment>> attachments =
         command == CniCommand.GC ? Optional.of(attachments(root, problems)) : Optional.empty();
     boolean persistent = problems.bool(root, "", ALLOW_PERSISTENT_IPS).orElse(false);
+    List<IpAddressRequest> ips = ips(root, problems);
     problems.throwIfAny("invalid network configuration");
     return new NetworkConfig(
-        version, name.get(), type.get(), ipam.get(), mac, prevResult, attachments, persistent);
+        version, name.get(), type.get(), ipam.get(), mac, prevResult, attachments, persistent, ips);
+  }
+
+  /** {@code runtimeConfig.ips}: addresses, each with or without a prefix length. */
+  private static List<IpAddressRequest> ips(JsonNode root, JsonProblems problems) {
+    List<IpAddressRequest> ips = new ArrayList<>();
+    // Its type was reported with runtimeConfig.mac, if wrong.
+    Optional<JsonNode> runtimeConfig =
+        JsonProblems.member(root, "runtimeConfig").filter(JsonNode::isObject);
+    if (runtimeConfig.isEmpty()) {
+      return ips;
+    }
+    List<String> values = problems.strings(runtimeConfig.get(), "runtimeConfig", "ips");
+    for (int i = 0; i < values.size(); i++) {
+      String at = JsonProblems.index("runtimeConfig.ips", i);
+      String value = values.get(i);
+      String address = value.contains("/") ? value.substring(0, value.indexOf('/')) : value;
+      try {
+        ips.add(new IpAddressRequest(io.kipam.api.net.IpAddress.parse(address), at));
+      } catch (IllegalArgumentException e) {
+        problems.add(
+            at,
+            Json.quote(value)
+                + " is not an IP address; write one such as 10.244.1.7 or"
+                + " 10.244.1.7/24");
+      }
+    }
+    return ips;
   }
 
   private static Optional<String> mac(JsonNode root, CniArgs args, JsonProblems problems) {

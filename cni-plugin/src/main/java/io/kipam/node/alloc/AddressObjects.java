@@ -135,6 +135,18 @@ final class AddressObjects {
     }
   }
 
+  /** Every pool's lease of {@code attachment}. */
+  List<Lease> leasesOf(Attachment attachment) {
+    List<Lease> of = new ArrayList<>();
+    byAttachment.forEach(
+        (key, lease) -> {
+          if (key.attachment().equals(attachment)) {
+            of.add(lease);
+          }
+        });
+    return of;
+  }
+
   Optional<Lease> leaseOf(String pool, Attachment attachment) {
     return Optional.ofNullable(byAttachment.get(new AttachmentKey(pool, attachment)));
   }
@@ -160,6 +172,12 @@ final class AddressObjects {
           });
     }
     return all;
+  }
+
+  /** A readable object's lease of {@code address}, if one holds it. */
+  Optional<Lease> holderOf(AddressKey address) {
+    Map<ObjectRef, Lease> objects = holders.get(address);
+    return objects == null ? Optional.empty() : objects.values().stream().findFirst();
   }
 
   /** Whether a readable object holds {@code address}. */

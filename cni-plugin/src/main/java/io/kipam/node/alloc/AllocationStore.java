@@ -38,6 +38,15 @@ public interface AllocationStore {
   Lease createAddress(Lease lease);
 
   /**
+   * An IPAddress of {@code ip} of {@code pool} in any namespace, read straight from the API server:
+   * who holds a chosen address, for the refusal's message. Empty when there is none (or it cannot
+   * be told).
+   */
+  default Optional<Lease> findAddress(String pool, IpAddress ip) {
+    return Optional.empty();
+  }
+
+  /**
    * Reads the IPAddress of {@code lease}'s name in its pod's namespace straight from the API server
    * (not from a cache); empty when there is none.
    */

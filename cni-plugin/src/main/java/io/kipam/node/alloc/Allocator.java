@@ -1,6 +1,7 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.runtime.Checkpoint;
 import java.time.Duration;
@@ -54,6 +55,7 @@ public final class Allocator {
   private final Settling settling;
   private final ClaimStore claimStore;
   private final PersistentAddresses persistent;
+  private final StaticAddresses staticAddresses;
 
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
     this(ledger, store, random, DEFAULT_SETTLE_AFTER);
@@ -114,6 +116,7 @@ public final class Allocator {
     this.claimStore = claimStore;
     this.persistent =
         new PersistentAddresses(ledger, store, claimStore, claims, random, blockStatus);
+    this.staticAddresses = new StaticAddresses(ledger, store, claims);
     this.store = store;
     this.random = random;
     this.settleAfter = settleAfter;
@@ -129,56 +132,77 @@ public final class Allocator {
    */
   public List<Lease> allocate(
       List<PoolView> pools, Attachment attachment, PodRef pod, String network, String mac) {
-    return allocate(pools, attachment, pod, network, mac, null);
+    return allocate(pools.stream().map(List::of).toList(), attachment, pod, network, mac, null);
   }
 
   /**
-   * As {@link #allocate(List, Attachment, PodRef, String, String)}, for the IPAMClaim {@code claim}
-   * when not null: each pool's address is the claim's (design §5b), which the claim keeps when the
-   * attachment ends; the claim's status names the addresses and the pod.
+   * Allocates one address for each family of {@code families} (each a list of pools in order of
+   * preference: when one is exhausted, the next serves) for {@code attachment} of {@code network},
+   * all or nothing: when a later family fails, the addresses this call created are deleted again,
+   * and blocks it claimed that stayed empty are given back. An attachment that already holds an
+   * address in a pool of a family gets the same one back. For the IPAMClaim {@code claim} (when not
+   * null) each address is the claim's (design §5b), which the claim keeps when the attachment ends,
+   * and the claim's status names the addresses and the pod.
    */
   public List<Lease> allocate(
-      List<PoolView> pools,
+      List<List<PoolView>> families,
       Attachment attachment,
       PodRef pod,
       String network,
       String mac,
       ClaimStore.Claim claim) {
-    requireSynced();
-    return attachmentLocks.with(
-        attachment, () -> allocateAll(pools, new Request(attachment, pod, network, mac, claim)));
+    return allocate(families, attachment, pod, network, mac, claim, List.of());
   }
 
-  /** What one ADD asks for; {@code claim} is null unless the pod names an IPAMClaim. */
-  private record Request(
-      Attachment attachment, PodRef pod, String network, String mac, ClaimStore.Claim claim) {}
+  /**
+   * As above, with {@code statics}: chosen addresses, at most one per family, each given from the
+   * first pool of its family that contains it (design §5b, static addresses).
+   */
+  public List<Lease> allocate(
+      List<List<PoolView>> families,
+      Attachment attachment,
+      PodRef pod,
+      String network,
+      String mac,
+      ClaimStore.Claim claim,
+      List<IpAddress> statics) {
+    requireSynced();
+    Request request = new Request(attachment, pod, network, mac, claim, List.copyOf(statics));
+    return attachmentLocks.with(attachment, () -> allocateAll(families, request));
+  }
 
-  private List<Lease> allocateAll(List<PoolView> pools, Request request) {
+  /**
+   * What one ADD asks for; {@code claim} is null unless the pod names an IPAMClaim, {@code statics}
+   * the chosen addresses (at most one per family).
+   */
+  private record Request(
+      Attachment attachment,
+      PodRef pod,
+      String network,
+      String mac,
+      ClaimStore.Claim claim,
+      List<IpAddress> statics) {}
+
+  private List<Lease> allocateAll(List<List<PoolView>> families, Request request) {
     List<Lease> result = new ArrayList<>();
     List<Lease> createdHere = new ArrayList<>();
     List<BlockRef> claimedHere = new ArrayList<>();
     try {
-      for (PoolView pool : pools) {
-        Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
-        if (existing.isEmpty()) {
-          existing = settling.earlierAttempt(pool, request.attachment(), request.pod().uid());
-        }
+      for (List<PoolView> family : families) {
+        Optional<Lease> existing = existing(family, request);
         if (existing.isPresent()) {
           ledger.adopted(existing.get());
           result.add(existing.get());
           continue;
         }
-        Lease lease =
-            request.claim() == null
-                ? allocateIn(pool, request, claimedHere)
-                : attachClaimed(pool, request);
+        Lease lease = allocateInFamily(family, request, claimedHere);
         createdHere.add(lease);
         result.add(lease);
       }
       if (request.claim() != null) {
         claimStore.writeStatus(
             request.claim(),
-            result.stream().map(l -> withPrefix(l, pools)).toList(),
+            result.stream().map(l -> withPrefix(l, families)).toList(),
             request.pod().name(),
             ledger.node());
       }
@@ -197,6 +221,90 @@ public final class Allocator {
       throw e;
     } finally {
       ledger.blocks().claimsSettled(claimedHere);
+    }
+  }
+
+  /** The attachment's address in a pool of {@code family}, from this node's record or a write. */
+  private Optional<Lease> existing(List<PoolView> family, Request request) {
+    for (PoolView pool : family) {
+      Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
+      if (existing.isEmpty()) {
+        existing = settling.earlierAttempt(pool, request.attachment(), request.pod().uid());
+      }
+      if (existing.isPresent()) {
+        return existing;
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * An address of the first pool of {@code family} that has one: a pool that is exhausted (or whose
+   * {@code maxBlocksPerNode} allows this node no more) passes the request to the next. Any other
+   * failure ends the request; so does "short" (free addresses this node cannot reach yet), which
+   * kipam-operator resolves.
+   */
+  private Lease allocateInFamily(
+      List<PoolView> family, Request request, List<BlockRef> claimedHere) {
+    Optional<IpAddress> chosen =
+        request.statics().stream()
+            .filter(ip -> ip.family() == family.get(0).layout().family())
+            .findFirst();
+    if (chosen.isPresent()) {
+      PoolView pool =
+          family.stream()
+              .filter(p -> p.layout().cidr().contains(chosen.get()))
+              .findFirst()
+              .orElseThrow(
+                  () ->
+                      new StaticAddressException(
+                          StaticAddressException.Kind.INVALID,
+                          null,
+                          "address "
+                              + chosen.get()
+                              + " lies in no pool pod "
+                              + request.pod().namespace()
+                              + "/"
+                              + request.pod().name()
+                              + " may use ("
+                              + String.join(", ", family.stream().map(PoolView::name).toList())
+                              + ")"));
+      return staticAddresses.allocate(
+          pool,
+          chosen.get(),
+          claimedHere,
+          wanted -> create(wanted),
+          ip -> leaseFor(pool, ip, request));
+    }
+    List<String> exhausted = new ArrayList<>();
+    for (int i = 0; ; i++) {
+      PoolView pool = family.get(i);
+      try {
+        return request.claim() == null
+            ? allocateIn(pool, request, claimedHere)
+            : attachClaimed(pool, request);
+      } catch (AllocationException e) {
+        boolean exhaustedHere =
+            e.reason() == AllocationException.Reason.POOL_EXHAUSTED
+                || e.reason() == AllocationException.Reason.BLOCK_LIMIT;
+        if (!exhaustedHere || family.size() == 1) {
+          throw e;
+        }
+        exhausted.add(e.getMessage());
+        if (i == family.size() - 1) {
+          throw new AllocationException(
+              e.reason(),
+              family.get(0).name(),
+              "every pool the attachment may use of this family is exhausted: "
+                  + String.join("; ", exhausted));
+        }
+        log.info(
+            "pool {} has no address for {}/{}; trying pool {}",
+            pool.name(),
+            request.pod().namespace(),
+            request.pod().name(),
+            family.get(i + 1).name());
+      }
     }
   }
 
@@ -343,13 +451,30 @@ public final class Allocator {
   }
 
   /** The address of {@code lease} with its pool's prefix length, as a claim's status lists it. */
-  private static String withPrefix(Lease lease, List<PoolView> pools) {
-    for (PoolView pool : pools) {
-      if (pool.name().equals(lease.pool())) {
-        return lease.ip() + "/" + pool.layout().cidr().prefixLength();
+  private static String withPrefix(Lease lease, List<List<PoolView>> families) {
+    for (List<PoolView> family : families) {
+      for (PoolView pool : family) {
+        if (pool.name().equals(lease.pool())) {
+          return lease.ip() + "/" + pool.layout().cidr().prefixLength();
+        }
       }
     }
     return lease.ip() + "/" + lease.ip().family().bits();
+  }
+
+  /** The IPAddress of {@code ip} of {@code pool} for the request, not written yet. */
+  private Lease leaseFor(PoolView pool, IpAddress ip, Request request) {
+    return new Lease(
+        pool.name(),
+        ip,
+        null,
+        ledger.node(),
+        request.network(),
+        request.attachment(),
+        request.pod(),
+        request.mac(),
+        null,
+        null);
   }
 
   /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */

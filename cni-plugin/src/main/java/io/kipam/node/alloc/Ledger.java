@@ -117,6 +117,11 @@ public final class Ledger {
 
   // ---- used by the allocator ----
 
+  /** What {@code attachment} holds, in any pool. */
+  public synchronized List<Lease> leasesOf(Attachment attachment) {
+    return objects.leasesOf(attachment);
+  }
+
   public synchronized Optional<Lease> leaseOf(String pool, Attachment attachment) {
     return objects.leaseOf(pool, attachment);
   }
@@ -169,6 +174,46 @@ public final class Ledger {
             ip -> resting.releasedAt(new AddressKey(pool.name(), ip)),
             random);
     return reserve(pool, pick);
+  }
+
+  /** What reserving one chosen address found. */
+  public enum Exact {
+    /** Reserved: it is free and in a block of this node that is open (or in {@code block}). */
+    RESERVED,
+    /** Held, being written, uncertain, sub-claimed or resting: see {@link #holderOf}. */
+    TAKEN,
+    /** Not in a block this node may allocate it from. */
+    NOT_OWN
+  }
+
+  /**
+   * Reserves the chosen address {@code ip} of {@code pool}: when it is free, in one of this node's
+   * open blocks of the pool or in its own host-prefix block {@code host} (a sub-claim just made).
+   */
+  public synchronized Exact reserveExact(PoolView pool, IpAddress ip, Cidr host) {
+    AddressKey key = new AddressKey(pool.name(), ip);
+    boolean own =
+        host != null
+            ? blocks.get(pool.name(), host) != null
+            : blocks.openBlocks(pool.name(), pool.layout()).stream().anyMatch(b -> b.contains(ip));
+    if (!own) {
+      return Exact.NOT_OWN;
+    }
+    boolean free =
+        !objects.taken(key)
+            && !reserved.contains(key)
+            && !uncertain.contains(key)
+            && (host != null || !shared.subClaimed(key));
+    if (!free) {
+      return Exact.TAKEN;
+    }
+    reserved.add(key);
+    return Exact.RESERVED;
+  }
+
+  /** The lease of the object this node knows to hold {@code address}, if any. */
+  public synchronized Optional<Lease> holderOf(AddressKey address) {
+    return objects.holderOf(address);
   }
 
   /** Picks a free address of a usable Shared slot of {@code pool} at random, and reserves it. */

@@ -461,6 +461,25 @@ public final class KubernetesStore implements AllocationStore {
   }
 
   @Override
+  public Optional<Lease> findAddress(String pool, IpAddress ip) {
+    try {
+      limiter.acquire();
+      return client
+          .resources(IPAddress.class)
+          .inAnyNamespace()
+          .withField("metadata.name", ResourceNames.addressName(pool, ip))
+          .list()
+          .getItems()
+          .stream()
+          .findFirst()
+          .map(Leases::from);
+    } catch (KubernetesClientException | IllegalArgumentException e) {
+      log.info("cannot tell who holds {} of pool {}: {}", ip, pool, e.toString());
+      return Optional.empty();
+    }
+  }
+
+  @Override
   public Optional<Lease> readAddress(Lease lease) {
     try {
       // A GET without resourceVersion is served from etcd with a quorum read, never a cache.

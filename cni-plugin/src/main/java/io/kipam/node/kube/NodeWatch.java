@@ -215,11 +215,42 @@ public final class NodeWatch implements AutoCloseable {
     return policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
   }
 
+  /** The IP family of pool {@code name}, whether or not this pod may use it; empty if unknown. */
+  public Optional<io.kipam.api.net.IpFamily> poolFamily(String name) {
+    IPPool pool = pools.getStore().getByKey(name);
+    try {
+      return pool == null || pool.getSpec() == null
+          ? Optional.empty()
+          : Optional.of(io.kipam.api.net.Cidr.parse(pool.getSpec().getCidr()).family());
+    } catch (RuntimeException unreadable) {
+      return Optional.empty();
+    }
+  }
+
   /** Labels of a namespace, read from the API and kept for a few seconds. */
   private Map<String, String> namespaceLabels(String namespace) {
+    return namespaceMeta(namespace).labels();
+  }
+
+  /**
+   * The annotation {@code key} of namespace {@code namespace}, one of those kipam reads there
+   * ({@link #NAMESPACE_ANNOTATIONS}), read with its labels and kept as long.
+   */
+  public Optional<String> namespaceAnnotation(String namespace, String key) {
+    return Optional.ofNullable(namespaceMeta(namespace).annotations().get(key));
+  }
+
+  /** The namespace annotations kipam reads: the pools its pods' addresses come from. */
+  static final java.util.Set<String> NAMESPACE_ANNOTATIONS =
+      java.util.Set.of(
+          io.kipam.api.ApiConstants.ANNOTATION_POOLS,
+          io.kipam.api.ApiConstants.ANNOTATION_IPV4_POOLS,
+          io.kipam.api.ApiConstants.ANNOTATION_IPV6_POOLS);
+
+  private CachedLabels namespaceMeta(String namespace) {
     CachedLabels cached = namespaceLabels.get(namespace);
     if (cached != null && cached.until().isAfter(Instant.now())) {
-      return cached.labels();
+      return cached;
     }
     Namespace ns;
     try {
@@ -231,15 +262,24 @@ public final class NodeWatch implements AutoCloseable {
         ns == null || ns.getMetadata().getLabels() == null
             ? Map.of()
             : ns.getMetadata().getLabels();
+    Map<String, String> annotations = new java.util.HashMap<>();
+    if (ns != null && ns.getMetadata().getAnnotations() != null) {
+      ns.getMetadata().getAnnotations().entrySet().stream()
+          .filter(e -> NAMESPACE_ANNOTATIONS.contains(e.getKey()))
+          .forEach(e -> annotations.put(e.getKey(), e.getValue()));
+    }
     if (namespaceLabels.size() > 10_000) {
       namespaceLabels.clear();
     }
-    namespaceLabels.put(
-        namespace, new CachedLabels(labels, Instant.now().plus(NAMESPACE_LABELS_TTL)));
-    return labels;
+    CachedLabels read =
+        new CachedLabels(labels, Map.copyOf(annotations), Instant.now().plus(NAMESPACE_LABELS_TTL));
+    namespaceLabels.put(namespace, read);
+    return read;
   }
 
-  private record CachedLabels(Map<String, String> labels, Instant until) {}
+  /** A namespace's labels and the annotations kipam reads, until when they are kept. */
+  private record CachedLabels(
+      Map<String, String> labels, Map<String, String> annotations, Instant until) {}
 
   /** The IPPool object itself, for what the CNI result reports (gateway, routes, DNS). */
   public IPPool poolObject(String name) {

@@ -56,9 +56,18 @@ public final class PoolDemand {
     shortOf.put(pool, clock.instant());
   }
 
+  /**
+   * An ADD asked for a chosen address of {@code pool} in {@code slot}, which another node holds
+   * Exclusive: kipam-operator asks that slot to become Shared.
+   */
+  public synchronized void shortOfSlot(String pool, String slot) {
+    shortOf.put(DemandAnnotation.slot(pool, slot), clock.instant());
+  }
+
   /** An ADD of {@code pool} was served: this node no longer needs more of it. */
   public synchronized void served(String pool) {
     shortOf.remove(pool);
+    shortOf.keySet().removeIf(k -> k.startsWith(pool + "@"));
   }
 
   /** The annotation's value this node should carry now (null: none). */

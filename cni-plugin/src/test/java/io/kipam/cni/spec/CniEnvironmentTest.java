@@ -69,7 +69,7 @@ class CniEnvironmentTest {
             "CNI_ARGS"),
         Arguments.of(
             "unknown CNI_ARGS key without IgnoreUnknown",
-            with("ADD", "CNI_ARGS", "K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;IP=10.0.0.9"),
+            with("ADD", "CNI_ARGS", "K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;GATEWAY=10.0.0.1"),
             "CNI_ARGS"),
         Arguments.of(
             "IgnoreUnknown neither true nor false",

@@ -60,7 +60,8 @@ class CniRequestTest {
             "{\"type\":\"kipam\",\"pools\":\"a\"}", "ipam.pools must be a list, not a string"),
         Arguments.of("{\"type\":\"kipam\",\"pools\":[]}", "ipam.pools has 0 pools"),
         Arguments.of(
-            "{\"type\":\"kipam\",\"pools\":[\"a\",\"b\",\"c\"]}", "ipam.pools has 3 pools"),
+            "{\"type\":\"kipam\",\"pools\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]}",
+            "ipam.pools has 9 pools"),
         Arguments.of(
             "{\"type\":\"kipam\",\"pools\":[\"\"]}", "ipam.pools[0] is empty; name an IPPool"),
         Arguments.of(

@@ -17,6 +17,8 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.DemandAnnotation;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
@@ -66,6 +68,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private static final String BY_NODE = "kipam-block-by-node";
   private static final String BY_POOL = "kipam-block-by-pool";
   private static final String BY_DEMAND = "kipam-node-by-demand";
+  private static final String BY_SLOT_DEMAND = "kipam-node-by-slot-demand";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
 
   /**
@@ -145,15 +148,22 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                             .map(ResourceID::fromResource)
                             .ifPresent(ids::add);
                       }
+                      // A chosen address in another node's Exclusive slot: that slot looks.
+                      for (String slot : slotDemand(node)) {
+                        ids.add(new ResourceID(slotName(slot)));
+                      }
                       return ids;
                     })
                 // JOSDK passes the new object first, then the old one.
                 .withOnUpdateFilter(
                     (updated, previous) ->
-                        !demand(updated).isEmpty() && !demand(updated).equals(demand(previous)))
+                        (!demand(updated).isEmpty() && !demand(updated).equals(demand(previous)))
+                            || (!slotDemand(updated).isEmpty()
+                                && !slotDemand(updated).equals(slotDemand(previous))))
                 .build(),
             context);
     nodes.addIndexer(BY_DEMAND, node -> List.copyOf(demand(node)));
+    nodes.addIndexer(BY_SLOT_DEMAND, node -> List.copyOf(slotDemand(node)));
     metrics.demandFrom(
         () ->
             nodes
@@ -204,6 +214,18 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
 
   private UpdateControl<IPBlock> look(
       IPBlock block, Context<IPBlock> context, Instant now, Set<String> demanding) {
+    Set<String> wanting = slotWantedBy(block, context);
+    if (!wanting.isEmpty()) {
+      boolean asked =
+          steps.requestShare(
+              block,
+              "node"
+                  + (wanting.size() == 1 ? " " : "s ")
+                  + String.join(", ", wanting)
+                  + " asked for a chosen address in it",
+              now);
+      return asked ? UpdateControl.noUpdate() : recheckAfter(Optional.of(AFTER_CONFLICT));
+    }
     if (!demanding.isEmpty()
         && pressure.relieveShortNodes(
             pool(block, context), poolBlocks(context), steps, now, demanding)) {
@@ -425,19 +447,58 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     return DemandAnnotation.pools(node.getMetadata().getAnnotations());
   }
 
-  /** The Nodes that record demand for the block's pool, from the cache. */
+  private static Set<String> slotDemand(Node node) {
+    return DemandAnnotation.slots(node.getMetadata().getAnnotations());
+  }
+
+  /** The IPBlock name of a slot demand {@code <pool>@<cidr>}. */
+  private static String slotName(String slotDemand) {
+    int at = slotDemand.indexOf('@');
+    return ResourceNames.blockName(
+        slotDemand.substring(0, at), Cidr.parse(slotDemand.substring(at + 1)));
+  }
+
+  /**
+   * The nodes other than its holder that asked for this Exclusive slot to become Shared (a chosen
+   * address lies in it), when no conversion of it is asked for yet; empty otherwise.
+   */
+  private static Set<String> slotWantedBy(IPBlock block, Context<IPBlock> context) {
+    if (block.getSpec().getNode() == null
+        || Blocks.subClaim(block)
+        || Blocks.shared(block)
+        || SlotConversion.asked(block)
+        || block.getMetadata().getDeletionTimestamp() != null) {
+      return Set.of();
+    }
+    Optional<String> pool = Blocks.poolOf(block);
+    if (pool.isEmpty()) {
+      return Set.of();
+    }
+    Set<String> wanting =
+        nodesBy(
+            context, BY_SLOT_DEMAND, DemandAnnotation.slot(pool.get(), block.getSpec().getCidr()));
+    wanting.remove(block.getSpec().getNode());
+    return wanting;
+  }
+
+  /** The names of the cached Nodes that the index {@code index} files under {@code key}. */
   @SuppressWarnings("unchecked")
+  private static Set<String> nodesBy(Context<IPBlock> context, String index, String key) {
+    var nodes =
+        (InformerEventSource<Node, IPBlock>)
+            context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
+    return nodes.byIndex(index, key).stream()
+        .map(n -> n.getMetadata().getName())
+        .collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
+  }
+
+  /** The Nodes that record demand for the block's pool, from the cache. */
   private static Set<String> demanding(IPBlock block, Context<IPBlock> context) {
     Optional<String> pool = Blocks.poolOf(block);
     if (pool.isEmpty()) {
       return Set.of();
     }
-    var nodes =
-        (InformerEventSource<Node, IPBlock>)
-            context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
-    return nodes.byIndex(BY_DEMAND, pool.get()).stream()
-        .map(n -> n.getMetadata().getName())
-        .collect(toSet());
+    return nodesBy(context, BY_DEMAND, pool.get());
   }
 
   /** Whether the block's Node is in the cache; its absence is confirmed by a fresh read. */

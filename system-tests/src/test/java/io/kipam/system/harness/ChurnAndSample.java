@@ -99,6 +99,28 @@ public final class ChurnAndSample implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops, prints what happened meanwhile under {@code test}'s name and asserts that no address was
+   * held twice, here or in {@code others} (stopped too).
+   */
+  public void closeAndCheck(String test, ChurnAndSample... others) throws InterruptedException {
+    close();
+    List<String> all = new ArrayList<>(duplicates);
+    for (ChurnAndSample other : others) {
+      other.close();
+      all.addAll(other.duplicates());
+    }
+    System.out.println(
+        test
+            + ": "
+            + churned.get()
+            + " ordinary ADD/DEL pairs churned meanwhile; addresses held twice: "
+            + all);
+    org.assertj.core.api.Assertions.assertThat(all)
+        .as("addresses held by two IPAddresses at once")
+        .isEmpty();
+  }
+
   @Override
   public void close() throws InterruptedException {
     stop.set(true);

@@ -17,6 +17,21 @@ public final class CniCall {
       return exit == 0;
     }
 
+    /** Every address of a successful ADD's result, without prefix lengths, in order. */
+    public java.util.List<String> ips() {
+      org.assertj.core.api.Assertions.assertThat(ok()).as(stdout).isTrue();
+      java.util.List<String> ips = new java.util.ArrayList<>();
+      try {
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(stdout)
+            .path("ips")
+            .forEach(ip -> ips.add(ip.path("address").asText().split("/")[0]));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return ips;
+    }
+
     /** The first address of a successful ADD's result, without its prefix length. */
     public String ip() {
       org.assertj.core.api.Assertions.assertThat(ok()).as(stdout).isTrue();

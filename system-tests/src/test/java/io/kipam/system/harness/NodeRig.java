@@ -116,6 +116,29 @@ public final class NodeRig implements AutoCloseable {
     return new NodeRig(client, node, daemon, kipam, namespaces, pool);
   }
 
+  /**
+   * {@code count} nodes with kipam-node processes on the admin's credentials, launched at once and
+   * each awaited ready; added to {@code into} as they are launched, so the caller closes them also
+   * when one never gets ready.
+   */
+  public static void startAll(
+      ControlPlane controlPlane,
+      KubernetesClient client,
+      Path dir,
+      List<String> namespaces,
+      String pool,
+      int count,
+      List<NodeRig> into)
+      throws Exception {
+    for (int n = 0; n < count; n++) {
+      into.add(
+          launch(client, dir, namespaces, pool, Map.of(), node -> controlPlane.adminKubeconfig()));
+    }
+    for (NodeRig rig : into) {
+      rig.awaitReady();
+    }
+  }
+
   /** Waits until the daemon answers a STATUS call for the rig's pool. */
   public void awaitReady() throws Exception {
     daemon.awaitReady(kipam, statusPool);

@@ -35,6 +35,22 @@ public final class CnitoolRuntime implements AutoCloseable {
   public CnitoolRuntime(
       Path dir, String network, String bridgeName, Path kipam, Path socket, String pool)
       throws IOException {
+    this(dir, network, bridgeName, kipam, socket, pool, "");
+  }
+
+  /**
+   * As above, with {@code pluginExtra} added to the bridge plugin's object (e.g. {@code
+   * "capabilities":{"ips":true},"allowPersistentIPs":true}): a Multus delegate's configuration.
+   */
+  public CnitoolRuntime(
+      Path dir,
+      String network,
+      String bridgeName,
+      Path kipam,
+      Path socket,
+      String pool,
+      String pluginExtra)
+      throws IOException {
     this.network = network;
     this.tools = tools();
     this.kipam = kipam;
@@ -45,7 +61,9 @@ public final class CnitoolRuntime implements AutoCloseable {
             + network
             + "\",\"plugins\":[{\"type\":\"bridge\",\"bridge\":\""
             + bridgeName
-            + "\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
+            + "\","
+            + (pluginExtra.isEmpty() ? "" : pluginExtra + ",")
+            + "\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
             + pool
             + "\"],\"socket\":\""
             + socket
@@ -84,16 +102,25 @@ public final class CnitoolRuntime implements AutoCloseable {
 
   /** The runtime's sandbox for {@code pod}: a namespace of its own with the pod's interface. */
   public Exec.Result add(String podNetns, Pod pod) {
-    return cnitool("add", netnsPath(podNetns), pod);
+    return cnitool("add", netnsPath(podNetns), pod, null);
+  }
+
+  /**
+   * As {@link #add}, with {@code capabilityArgs} (JSON) passed as cnitool's {@code CAP_ARGS}: the
+   * runtime configuration libcni gives the plugins that declare those capabilities, as Multus does
+   * with a network-selection element's {@code "ips"} and {@code "mac"}.
+   */
+  public Exec.Result add(String podNetns, Pod pod, String capabilityArgs) {
+    return cnitool("add", netnsPath(podNetns), pod, capabilityArgs);
   }
 
   public Exec.Result del(String podNetns, Pod pod) {
-    return cnitool("del", netnsPath(podNetns), pod);
+    return cnitool("del", netnsPath(podNetns), pod, null);
   }
 
   /** CNI STATUS, as a runtime asks before it creates sandboxes. */
   public Exec.Result status() {
-    return cnitool("status", netnsPath(hostNs), null);
+    return cnitool("status", netnsPath(hostNs), null, null);
   }
 
   /** The pod's addresses as {@code ip} shows them inside its namespace. */
@@ -102,7 +129,7 @@ public final class CnitoolRuntime implements AutoCloseable {
   }
 
   /** cnitool, run inside the host namespace, as a runtime would run its CNI library. */
-  private Exec.Result cnitool(String verb, String podNetns, Pod pod) {
+  private Exec.Result cnitool(String verb, String podNetns, Pod pod, String capabilityArgs) {
     String args =
         pod == null
             ? ""
@@ -122,13 +149,23 @@ public final class CnitoolRuntime implements AutoCloseable {
             verb,
             network,
             podNetns),
-        Map.of(
-            "CNI_PATH",
-            kipam.getParent() + ":" + tools,
-            "NETCONFPATH",
-            netconf.toString(),
-            "CNI_ARGS",
-            args),
+        capabilityArgs == null
+            ? Map.of(
+                "CNI_PATH",
+                kipam.getParent() + ":" + tools,
+                "NETCONFPATH",
+                netconf.toString(),
+                "CNI_ARGS",
+                args)
+            : Map.of(
+                "CNI_PATH",
+                kipam.getParent() + ":" + tools,
+                "NETCONFPATH",
+                netconf.toString(),
+                "CNI_ARGS",
+                args,
+                "CAP_ARGS",
+                capabilityArgs),
         "");
   }
 

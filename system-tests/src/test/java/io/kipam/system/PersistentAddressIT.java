@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.ApiConstants;
 import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.ipamclaims.IPAMClaimSpec;
 import io.kipam.api.net.Cidr;
@@ -409,6 +410,76 @@ class PersistentAddressIT {
 
     Pod second = claimPod(order.get(1), namespace, "vm-s-launcher-2", "vm-s." + NETWORK);
     assertThat(dualStack(order.get(1), "ADD", second, "c-s2", pools).ips()).isEqualTo(ip);
+  }
+
+  /** A virtual machine with a fixed address: the claim takes the chosen one and keeps it. */
+  @Test
+  void aClaimTakesTheChosenAddressAndKeepsIt() throws Exception {
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    IPAMClaim claim = claim(namespace, "vm-f." + NETWORK, NETWORK, IFNAME, null);
+    String fixed = unclaimedSlotAddress();
+
+    Pod first = claimPod(order.get(0), namespace, "vm-f-launcher-1", "vm-f." + NETWORK);
+    assertThat(withIp(order.get(0), first, "c-f1", fixed).ips()).containsExactly(fixed);
+    assertClaimStatus(claim, fixed, "vm-f-launcher-1");
+    assertThat(call(order.get(0), "DEL", first, "c-f1", true).ok()).isTrue();
+    client.resource(first).withGracePeriod(0).delete();
+
+    Pod second = claimPod(order.get(1), namespace, "vm-f-launcher-2", "vm-f." + NETWORK);
+    assertThat(attach(order.get(1), second, "c-f2").ip()).isEqualTo(fixed);
+    assertThat(call(order.get(1), "DEL", second, "c-f2", true).ok()).isTrue();
+    client.resource(second).withGracePeriod(0).delete();
+
+    Pod third = claimPod(order.get(2), namespace, "vm-f-launcher-3", "vm-f." + NETWORK);
+    String other =
+        fixed.replaceAll("\\d+$", "") + (Integer.parseInt(fixed.replaceAll(".*\\.", "")) + 1);
+    CniCall.Outcome refused = withIp(order.get(2), third, "c-f3", other);
+    assertThat(refused.stdout())
+        .contains("\"code\":7,")
+        .contains("IPAMClaim " + namespace + "/vm-f." + NETWORK + " holds address " + fixed);
+    System.out.println("claim vm-f took the chosen " + fixed + " and kept it on another node");
+  }
+
+  /** ADD with {@code IP=ip} in CNI_ARGS, retried while "try again" or held for a moment. */
+  private CniCall.Outcome withIp(NodeRig rig, Pod pod, String container, String ip) {
+    long deadline = System.nanoTime() + RETRIES.toNanos();
+    CniCall.Outcome outcome;
+    do {
+      outcome =
+          CniCall.whileTryAgain(
+              () -> {
+                var env =
+                    new java.util.HashMap<>(
+                        CniCall.env(
+                            "ADD",
+                            container,
+                            IFNAME,
+                            pod.getMetadata().getNamespace(),
+                            pod.getMetadata().getName(),
+                            pod.getMetadata().getUid()));
+                env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
+                return CniCall.run(rig.kipam, env, config(true, rig, List.of(pool)));
+              },
+              RETRIES);
+    } while (outcome.stdout().contains("\"code\":104,") && System.nanoTime() < deadline);
+    return outcome;
+  }
+
+  /** An address of a /28 slot of the pool no block covers now. */
+  private String unclaimedSlotAddress() {
+    List<IPBlock> blocks =
+        client.resources(IPBlock.class).withLabel(ApiConstants.LABEL_POOL, pool).list().getItems();
+    for (int i = 15; i >= 0; i--) {
+      IpAddress network = IpAddress.parse("10.209.0." + (i * 16));
+      boolean taken =
+          blocks.stream().anyMatch(b -> Cidr.parse(b.getSpec().getCidr()).contains(network));
+      if (!taken) {
+        return "10.209.0." + (i * 16 + 5);
+      }
+    }
+    throw new IllegalStateException("every slot of " + pool + " is claimed");
   }
 
   @Test

@@ -269,6 +269,9 @@ public final class Allocator {
                               + " may use ("
                               + String.join(", ", family.stream().map(PoolView::name).toList())
                               + ")"));
+      if (request.claim() != null) {
+        return attachClaimed(pool, request, chosen);
+      }
       return staticAddresses.allocate(
           pool,
           chosen.get(),
@@ -282,7 +285,7 @@ public final class Allocator {
       try {
         return request.claim() == null
             ? allocateIn(pool, request, claimedHere)
-            : attachClaimed(pool, request);
+            : attachClaimed(pool, request, Optional.empty());
       } catch (AllocationException e) {
         boolean exhaustedHere =
             e.reason() == AllocationException.Reason.POOL_EXHAUSTED
@@ -384,10 +387,10 @@ public final class Allocator {
    * one attachment at a time. After the write the claim's sub-claim is read afresh; being given
    * back (its claim deleted), the IPAddress goes again.
    */
-  private Lease attachClaimed(PoolView pool, Request request) {
+  private Lease attachClaimed(PoolView pool, Request request, Optional<IpAddress> chosen) {
     ClaimStore.Claim claim = request.claim();
     for (int attempt = 0; attempt < 3; attempt++) {
-      var ip = persistent.addressOf(pool, claim);
+      var ip = persistent.addressOf(pool, claim, chosen);
       Lease wanted =
           new Lease(
               pool.name(),

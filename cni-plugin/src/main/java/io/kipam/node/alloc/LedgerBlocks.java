@@ -331,6 +331,14 @@ public final class LedgerBlocks {
     }
   }
 
+  /** This node's slot {@code slot} of {@code pool} as its watch last showed it, if it holds it. */
+  public Optional<BlockObject> ownSlot(String pool, Cidr slot) {
+    synchronized (ledger) {
+      NodeBlocks.Own own = blocks.get(pool, slot);
+      return own == null ? Optional.empty() : Optional.of(own.object);
+    }
+  }
+
   public List<BlockUsage> blockUsage() {
     synchronized (ledger) {
       return BlockUsage.of(blocks, ledger.inUse());

@@ -63,7 +63,7 @@ final class PersistentAddresses {
    * The claim's address in {@code pool}: the one its sub-claim holds, or a new one. The address is
    * known to the ledger as sub-claimed, so this node never hands it out otherwise.
    */
-  IpAddress addressOf(PoolView pool, ClaimStore.Claim claim) {
+  IpAddress addressOf(PoolView pool, ClaimStore.Claim claim, Optional<IpAddress> chosen) {
     List<ClaimStore.Claimed> held = claimStore.claimedIn(pool.name(), claim.uid());
     for (ClaimStore.Claimed c : held) {
       ledger.blocks().subClaimSeen(pool.name(), host(c.ip()), c.uid(), null);
@@ -78,7 +78,21 @@ final class PersistentAddresses {
           live.stream().map(ClaimStore.Claimed::ip).toList());
     }
     if (!live.isEmpty()) {
-      return live.stream().map(ClaimStore.Claimed::ip).sorted().findFirst().orElseThrow();
+      IpAddress held0 =
+          live.stream().map(ClaimStore.Claimed::ip).sorted().findFirst().orElseThrow();
+      if (chosen.isPresent() && !chosen.get().equals(held0)) {
+        throw new ClaimException(
+            ClaimException.Kind.INVALID,
+            claim.what()
+                + " holds address "
+                + held0
+                + " of pool "
+                + pool.name()
+                + ", but the pod asks for "
+                + chosen.get()
+                + ": a claim keeps the address it has (delete the claim for another)");
+      }
+      return held0;
     }
     if (!held.isEmpty()) {
       throw new ClaimException(
@@ -89,7 +103,95 @@ final class PersistentAddresses {
               + pool.name()
               + " is being given back (the claim was deleted); try again");
     }
-    return newAddress(pool, claim);
+    return chosen.isPresent() ? chosenAddress(pool, claim, chosen.get()) : newAddress(pool, claim);
+  }
+
+  /**
+   * The chosen address {@code ip} as the claim's (a virtual machine with a fixed address): its
+   * sub-claim under the address's slot, which must be Shared. An unclaimed slot is claimed Shared
+   * from birth; this node's own Exclusive slot is asked to become Shared; another node's is asked
+   * for through the node's demand (the refusal carries the slot). "Try again" meanwhile.
+   */
+  private IpAddress chosenAddress(PoolView pool, ClaimStore.Claim claim, IpAddress ip) {
+    if (!pool.layout().isAssignable(ip)) {
+      throw new StaticAddressException(
+          StaticAddressException.Kind.INVALID,
+          pool.name(),
+          "address " + ip + " is not one pool " + pool.name() + " hands out");
+    }
+    Cidr slot = pool.layout().blockOf(ip);
+    Optional<AllocationStore.SlotState> state = store.readSlot(pool.name(), slot);
+    if (state.isEmpty()) {
+      String uid = store.claimSharedSlot(pool.name(), slot);
+      if (uid != null) {
+        ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);
+      }
+      state = store.readSlot(pool.name(), slot);
+    }
+    if (state.isEmpty() || state.get().deleting()) {
+      throw new ClaimException(
+          ClaimException.Kind.TRY_AGAIN,
+          "the slot " + slot + " of " + ip + " is being given back; try again");
+    }
+    if (!state.get().shared()) {
+      Optional<BlockObject> own =
+          ledger.blocks().ownBlocks(pool.name()).contains(slot)
+              ? ledger.blocks().ownSlot(pool.name(), slot)
+              : Optional.empty();
+      if (own.isPresent() && blockStatus != null && !own.get().closed()) {
+        blockStatus.requestShare(
+            own.get().ref(),
+            ledger.now().truncatedTo(ChronoUnit.MILLIS).toString(),
+            claim.what() + " asks for address " + ip + " of it");
+      }
+      throw new StaticAddressException(
+          StaticAddressException.Kind.TRY_AGAIN,
+          pool.name(),
+          own.isPresent() ? null : slot.toString(),
+          "address "
+              + ip
+              + " for "
+              + claim.what()
+              + " lies in slot "
+              + slot
+              + ", held Exclusive by "
+              + (own.isPresent() ? "this node, which makes it Shared" : "another node")
+              + "; a claim's address lies in a Shared slot; try again");
+    }
+    String uid = claimStore.createClaimed(pool.name(), ip, slot, claim);
+    if (uid == null) {
+      ledger.blocks().subClaimTaken(pool.name(), ip);
+      throw new StaticAddressException(
+          StaticAddressException.Kind.HELD,
+          pool.name(),
+          "address "
+              + ip
+              + " of pool "
+              + pool.name()
+              + " is held by "
+              + store
+                  .findAddress(pool.name(), ip)
+                  .map(
+                      h ->
+                          "pod "
+                              + h.pod().namespace()
+                              + "/"
+                              + h.pod().name()
+                              + " on node "
+                              + h.node())
+                  .orElse("another claim or node"));
+    }
+    ledger.blocks().subClaimSeen(pool.name(), host(ip), uid, null);
+    Optional<AllocationStore.SlotState> parent = store.readSlot(pool.name(), slot);
+    if (parent.isEmpty() || parent.get().deleting() || !parent.get().shared()) {
+      claimStore.releaseClaimed(pool.name(), ip, uid);
+      throw new ClaimException(
+          ClaimException.Kind.TRY_AGAIN,
+          "the slot " + slot + " of " + ip + " is being given back; try again");
+    }
+    log.info(
+        "{} holds the chosen address {} of pool {} from now on", claim.what(), ip, pool.name());
+    return ip;
   }
 
   private IpAddress newAddress(PoolView pool, ClaimStore.Claim claim) {

@@ -55,15 +55,7 @@ class MixedRequestsIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    try {
-      if (plain != null) {
-        plain.closeAndCheck("MixedRequestsIT", chosen);
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
-    }
+    ChurnAndSample.stop("MixedRequestsIT", rigs, plain, chosen);
   }
 
   @Test

@@ -82,15 +82,7 @@ class PersistentAddressIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    try {
-      if (meanwhile != null) {
-        meanwhile.closeAndCheck("PersistentAddressIT");
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
-    }
+    ChurnAndSample.stop("PersistentAddressIT", rigs, meanwhile);
   }
 
   @Test

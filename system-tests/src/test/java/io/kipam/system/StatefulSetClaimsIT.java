@@ -94,15 +94,7 @@ class StatefulSetClaimsIT {
       kubelet.shutdown();
       kubelet.awaitTermination(30, TimeUnit.SECONDS);
     }
-    try {
-      if (meanwhile != null) {
-        meanwhile.closeAndCheck("StatefulSetClaimsIT");
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
-    }
+    ChurnAndSample.stop("StatefulSetClaimsIT", rigs, meanwhile);
   }
 
   @Test

@@ -76,15 +76,7 @@ class StaticAddressIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    try {
-      if (meanwhile != null) {
-        meanwhile.closeAndCheck("StaticAddressIT", sampled);
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
-    }
+    ChurnAndSample.stop("StaticAddressIT", rigs, meanwhile, sampled);
   }
 
   @Test

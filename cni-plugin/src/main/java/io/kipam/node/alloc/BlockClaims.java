@@ -290,6 +290,24 @@ final class BlockClaims {
     return Optional.empty();
   }
 
+  /**
+   * The state of the slot {@code slot} of a chosen address, read afresh: a slot nobody holds is
+   * claimed Shared from birth first, so the address can be sub-claimed in it.
+   */
+  Optional<AllocationStore.SlotState> slotOfChosen(PoolView pool, Cidr slot) {
+    Optional<AllocationStore.SlotState> state = store.readSlot(pool.name(), slot);
+    if (state.isEmpty()) {
+      String uid = store.claimSharedSlot(pool.name(), slot);
+      if (uid != null) {
+        ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);
+        log.info(
+            "claimed slot {} of pool {} Shared from birth for a chosen address", slot, pool.name());
+      }
+      state = store.readSlot(pool.name(), slot);
+    }
+    return state;
+  }
+
   void giveBackIfEmpty(BlockRef claimed, RuntimeException failure) {
     if (!ledger.blocks().retireIfEmpty(claimed)) {
       return;

@@ -120,14 +120,7 @@ final class PersistentAddresses {
           "address " + ip + " is not one pool " + pool.name() + " hands out");
     }
     Cidr slot = pool.layout().blockOf(ip);
-    Optional<AllocationStore.SlotState> state = store.readSlot(pool.name(), slot);
-    if (state.isEmpty()) {
-      String uid = store.claimSharedSlot(pool.name(), slot);
-      if (uid != null) {
-        ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);
-      }
-      state = store.readSlot(pool.name(), slot);
-    }
+    Optional<AllocationStore.SlotState> state = claims.slotOfChosen(pool, slot);
     if (state.isEmpty() || state.get().deleting()) {
       throw new ClaimException(
           ClaimException.Kind.TRY_AGAIN,

@@ -85,19 +85,7 @@ final class StaticAddresses {
   /** Takes {@code ip} as this node's sub-claim, claiming its slot Shared first when unclaimed. */
   private void subClaim(PoolView pool, IpAddress ip, List<BlockRef> claimedHere) {
     Cidr slot = pool.layout().blockOf(ip);
-    Optional<AllocationStore.SlotState> state = store.readSlot(pool.name(), slot);
-    if (state.isEmpty()) {
-      String uid = store.claimSharedSlot(pool.name(), slot);
-      if (uid != null) {
-        ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);
-        log.info(
-            "claimed slot {} of pool {} Shared from birth for the chosen {}",
-            slot,
-            pool.name(),
-            ip);
-      }
-      state = store.readSlot(pool.name(), slot);
-    }
+    Optional<AllocationStore.SlotState> state = claims.slotOfChosen(pool, slot);
     if (state.isEmpty() || state.get().deleting()) {
       throw tryAgain(pool, ip, "its slot " + slot + " is being given back");
     }

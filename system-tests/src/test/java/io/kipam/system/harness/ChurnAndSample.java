@@ -121,6 +121,24 @@ public final class ChurnAndSample implements AutoCloseable {
         .isEmpty();
   }
 
+  /**
+   * A test's end: {@link #closeAndCheck} of {@code meanwhile} (when it was started), then every rig
+   * closed whatever the check found.
+   */
+  public static void stop(
+      String test, List<NodeRig> rigs, ChurnAndSample meanwhile, ChurnAndSample... others)
+      throws InterruptedException {
+    try {
+      if (meanwhile != null) {
+        meanwhile.closeAndCheck(test, others);
+      }
+    } finally {
+      for (NodeRig rig : rigs) {
+        rig.close();
+      }
+    }
+  }
+
   @Override
   public void close() throws InterruptedException {
     stop.set(true);

@@ -78,21 +78,21 @@ final class PersistentAddresses {
           live.stream().map(ClaimStore.Claimed::ip).toList());
     }
     if (!live.isEmpty()) {
-      IpAddress held0 =
+      IpAddress theClaims =
           live.stream().map(ClaimStore.Claimed::ip).sorted().findFirst().orElseThrow();
-      if (chosen.isPresent() && !chosen.get().equals(held0)) {
+      if (chosen.isPresent() && !chosen.get().equals(theClaims)) {
         throw new ClaimException(
             ClaimException.Kind.INVALID,
             claim.what()
                 + " holds address "
-                + held0
+                + theClaims
                 + " of pool "
                 + pool.name()
                 + ", but the pod asks for "
                 + chosen.get()
                 + ": a claim keeps the address it has (delete the claim for another)");
       }
-      return held0;
+      return theClaims;
     }
     if (!held.isEmpty()) {
       throw new ClaimException(

@@ -104,12 +104,13 @@ public final class CniService implements CniEndpoint, CniPlugin {
           Attachment attachment = attachment(request);
           PodIdentity.validate(request.environment(), config);
           String namespace = request.environment().args().podNamespace().orElseThrow();
-          String podName = request.environment().args().podName().orElseThrow();
-          List<List<PoolView>> families = choice.choose(config.ipam().pools(), namespace, podName);
-          PodRef pod = owner(request);
-          ClaimStore.Claim claim = claimOf(config, attachment, pod).orElse(null);
+          var configured = choice.configured(config.ipam().pools(), namespace);
+          NodeWatch.Owner owner = owner(request);
+          PodRef pod = owner.ref();
+          List<List<PoolView>> families = choice.choose(configured, namespace, owner);
+          ClaimStore.Claim claim = claimOf(config, attachment, owner).orElse(null);
           List<IpAddress> statics =
-              StaticRequest.of(config, request.environment(), attachment, pod, watch, families);
+              StaticRequest.of(config, request.environment(), attachment, owner, families);
           List<Lease> leases =
               allocator.allocate(
                   families,
@@ -131,9 +132,9 @@ public final class CniService implements CniEndpoint, CniPlugin {
    * be in the pod's namespace and be for this network and interface.
    */
   private Optional<ClaimStore.Claim> claimOf(
-      NetworkConfig config, Attachment attachment, PodRef pod) {
-    String selection =
-        watch.podAnnotation(pod.namespace(), pod.name(), NetworkSelection.ANNOTATION).orElse(null);
+      NetworkConfig config, Attachment attachment, NodeWatch.Owner owner) {
+    PodRef pod = owner.ref();
+    String selection = owner.annotation(NetworkSelection.ANNOTATION).orElse(null);
     Optional<NetworkSelection.Element> element;
     try {
       element = NetworkSelection.forInterface(selection, attachment.ifName());
@@ -145,7 +146,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
     }
     if (element.isEmpty() || element.get().claim() == null) {
       return config.ipam().statefulSetClaims()
-          ? statefulSetClaim(config, attachment, pod)
+          ? statefulSetClaim(config, attachment, owner)
           : Optional.empty();
     }
     String reference = element.get().claim();
@@ -229,8 +230,9 @@ public final class CniService implements CniEndpoint, CniPlugin {
    * does not exist. Pods of other controllers, and bare pods, are not affected.
    */
   private Optional<ClaimStore.Claim> statefulSetClaim(
-      NetworkConfig config, Attachment attachment, PodRef pod) {
-    var controller = watch.podController(pod.namespace(), pod.name());
+      NetworkConfig config, Attachment attachment, NodeWatch.Owner owner) {
+    PodRef pod = owner.ref();
+    var controller = owner.controller();
     if (controller.isEmpty()
         || !"StatefulSet".equals(controller.get().getKind())
         || !controller.get().getApiVersion().startsWith("apps/")) {
@@ -535,7 +537,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
     return request.attachment().orElseThrow();
   }
 
-  private PodRef owner(CniRequest request) throws NodeWatch.PodNotOnNodeException {
+  private NodeWatch.Owner owner(CniRequest request) throws NodeWatch.PodNotOnNodeException {
     var args = request.environment().args();
     return watch.owner(
         args.podNamespace().orElseThrow(), args.podName().orElseThrow(), args.podUid());

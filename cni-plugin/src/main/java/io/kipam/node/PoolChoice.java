@@ -53,11 +53,11 @@ final class PoolChoice {
   /**
    * The pools for each family the configuration asks for, in the configuration's family order.
    *
-   * @param configured the configuration's {@code ipam.pools}
+   * @param configured the configuration's pools, from {@link #configured}
    */
-  List<List<PoolView>> choose(List<String> configured, String namespace, String pod)
-      throws NodeWatch.PoolNotUsableException {
-    Map<IpFamily, List<PoolView>> byFamily = configuredByFamily(configured, namespace);
+  List<List<PoolView>> choose(
+      Map<IpFamily, List<PoolView>> configured, String namespace, NodeWatch.Owner pod) {
+    Map<IpFamily, List<PoolView>> byFamily = new LinkedHashMap<>(configured);
     Map<IpFamily, Boolean> decided = new LinkedHashMap<>();
     for (Level level : levels(namespace, pod)) {
       Map<IpFamily, List<PoolView>> chosen = chosen(level, namespace, byFamily.keySet());
@@ -70,15 +70,15 @@ final class PoolChoice {
     return List.copyOf(byFamily.values());
   }
 
-  private List<Level> levels(String namespace, String pod) {
+  private List<Level> levels(String namespace, NodeWatch.Owner pod) {
     Map<String, String> onPod = new LinkedHashMap<>();
     Map<String, String> onNamespace = new LinkedHashMap<>();
     for (String key : ANNOTATIONS) {
-      watch.podAnnotation(namespace, pod, key).ifPresent(v -> onPod.put(key, v));
+      pod.annotation(key).ifPresent(v -> onPod.put(key, v));
       watch.namespaceAnnotation(namespace, key).ifPresent(v -> onNamespace.put(key, v));
     }
     return List.of(
-        new Level("pod " + namespace + "/" + pod, onPod),
+        new Level("pod " + namespace + "/" + pod.ref().name(), onPod),
         new Level("namespace " + namespace, onNamespace));
   }
 
@@ -86,7 +86,7 @@ final class PoolChoice {
    * The configuration's pools by family, each family's usable ones in order; a family none of whose
    * pools the pod may use is refused with its first pool's reason.
    */
-  private Map<IpFamily, List<PoolView>> configuredByFamily(List<String> names, String namespace)
+  Map<IpFamily, List<PoolView>> configured(List<String> names, String namespace)
       throws NodeWatch.PoolNotUsableException {
     Map<IpFamily, List<PoolView>> usable = new LinkedHashMap<>();
     Map<String, NodeWatch.PoolNotUsableException> refusals = new LinkedHashMap<>();

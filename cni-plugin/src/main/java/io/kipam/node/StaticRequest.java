@@ -42,9 +42,9 @@ final class StaticRequest {
       NetworkConfig config,
       CniEnvironment environment,
       Attachment attachment,
-      PodRef pod,
-      NodeWatch watch,
+      NodeWatch.Owner owner,
       List<List<PoolView>> families) {
+    PodRef pod = owner.ref();
     List<String> sources = new ArrayList<>();
     Set<IpAddress> asked = null;
     if (!config.ips().isEmpty()) {
@@ -60,10 +60,7 @@ final class StaticRequest {
       asked = agree(asked, fromArgs, sources);
     }
     if (PRIMARY_INTERFACE.equals(attachment.ifName())) {
-      var annotation =
-          watch
-              .podAnnotation(pod.namespace(), pod.name(), ApiConstants.ANNOTATION_IPS)
-              .filter(v -> !v.isBlank());
+      var annotation = owner.annotation(ApiConstants.ANNOTATION_IPS).filter(v -> !v.isBlank());
       if (annotation.isPresent()) {
         Set<IpAddress> fromPod =
             parse(

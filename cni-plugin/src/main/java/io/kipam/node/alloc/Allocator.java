@@ -277,7 +277,7 @@ public final class Allocator {
           chosen.get(),
           claimedHere,
           wanted -> create(wanted),
-          ip -> leaseFor(pool, ip, request));
+          (ip, block) -> leaseFor(pool, ip, block, request));
     }
     List<String> exhausted = new ArrayList<>();
     for (int i = 0; ; i++) {
@@ -341,17 +341,7 @@ public final class Allocator {
         }
       }
       ownAttempts++;
-      Lease wanted =
-          new Lease(
-              pool.name(),
-              pick.get().ip(),
-              pick.get().block(),
-              ledger.node(),
-              request.network(),
-              request.attachment(),
-              request.pod(),
-              request.mac(),
-              null);
+      Lease wanted = leaseFor(pool, pick.get().ip(), pick.get().block(), request);
       Lease created = create(wanted);
       if (created == null) {
         // Someone holds this name in that namespace already, which this node has not seen: the
@@ -391,18 +381,7 @@ public final class Allocator {
     ClaimStore.Claim claim = request.claim();
     for (int attempt = 0; attempt < 3; attempt++) {
       var ip = persistent.addressOf(pool, claim, chosen);
-      Lease wanted =
-          new Lease(
-              pool.name(),
-              ip,
-              PersistentAddresses.host(ip),
-              ledger.node(),
-              request.network(),
-              request.attachment(),
-              request.pod(),
-              request.mac(),
-              null,
-              claim.name());
+      Lease wanted = leaseFor(pool, ip, PersistentAddresses.host(ip), request);
       Lease created = create(wanted);
       if (created == null) {
         Optional<Lease> holder = store.readAddress(wanted);
@@ -465,19 +444,22 @@ public final class Allocator {
     return lease.ip() + "/" + lease.ip().family().bits();
   }
 
-  /** The IPAddress of {@code ip} of {@code pool} for the request, not written yet. */
-  private Lease leaseFor(PoolView pool, IpAddress ip, Request request) {
+  /**
+   * The IPAddress of {@code ip} in {@code block} of {@code pool} for the request (naming its claim,
+   * if any), not written yet.
+   */
+  private Lease leaseFor(PoolView pool, IpAddress ip, Cidr block, Request request) {
     return new Lease(
         pool.name(),
         ip,
-        null,
+        block,
         ledger.node(),
         request.network(),
         request.attachment(),
         request.pod(),
         request.mac(),
         null,
-        null);
+        request.claim() == null ? null : request.claim().name());
   }
 
   /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */

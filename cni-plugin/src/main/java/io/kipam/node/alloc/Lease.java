@@ -62,10 +62,6 @@ public record Lease(
     return this.attachment.equals(attachment) && pod.uid().equals(podUid);
   }
 
-  public Lease withBlock(Cidr block) {
-    return new Lease(pool, ip, block, node, network, attachment, pod, mac, objectUid, claim);
-  }
-
   public Lease withObjectUid(String uid) {
     return new Lease(pool, ip, block, node, network, attachment, pod, mac, uid, claim);
   }

@@ -4,6 +4,7 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,14 +34,14 @@ final class StaticAddresses {
 
   /**
    * @param create writes the IPAddress of a reserved lease (null on 409), leaving the ledger right
-   * @param unwritten the lease of an address, without its block, not written yet
+   * @param unwritten the lease of an address in a block, not written yet
    */
   Lease allocate(
       PoolView pool,
       IpAddress ip,
       List<BlockRef> claimedHere,
       Function<Lease, Lease> create,
-      Function<IpAddress, Lease> unwritten) {
+      BiFunction<IpAddress, Cidr, Lease> unwritten) {
     if (!pool.layout().isAssignable(ip)) {
       throw new StaticAddressException(
           StaticAddressException.Kind.INVALID,
@@ -66,7 +67,7 @@ final class StaticAddresses {
       }
       block = host;
     }
-    Lease wanted = unwritten.apply(ip).withBlock(block);
+    Lease wanted = unwritten.apply(ip, block);
     Lease created = create.apply(wanted);
     if (created == null) {
       ledger.uncertain(wanted, true);

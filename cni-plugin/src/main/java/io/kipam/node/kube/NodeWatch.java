@@ -297,7 +297,7 @@ public final class NodeWatch implements AutoCloseable {
    * {@code kubernetes.io/config.mirror} annotation is that UID. Read from the node's pod watch, and
    * straight from the API when the watch has not shown it yet.
    */
-  public PodRef owner(String namespace, String name, Optional<String> runtimeUid)
+  public Owner owner(String namespace, String name, Optional<String> runtimeUid)
       throws PodNotOnNodeException {
     PodSummary pod = pods.getStore().getByKey(namespace + "/" + name);
     if (pod == null || !owns(pod, runtimeUid)) {
@@ -336,46 +336,34 @@ public final class NodeWatch implements AutoCloseable {
               + runtimeUid.orElse("")
               + " the runtime passed (nor is it a mirror pod of that UID)");
     }
-    return new PodRef(namespace, name, pod.getMetadata().getUid(), mirror(pod));
+    return new Owner(new PodRef(namespace, name, pod.getMetadata().getUid(), mirror(pod)), pod);
+  }
+
+  /**
+   * The Pod an ADD is for, as {@link #owner} read it once: its reference, and what else of it an
+   * ADD reads (its annotations, its controller).
+   */
+  public record Owner(PodRef ref, PodSummary pod) {
+
+    /** The annotation {@code key} of the pod; empty when it has none. */
+    public Optional<String> annotation(String key) {
+      Map<String, String> annotations = pod.getMetadata().getAnnotations();
+      return annotations == null ? Optional.empty() : Optional.ofNullable(annotations.get(key));
+    }
+
+    /** The pod's controller owner reference (a StatefulSet's pods name it); empty when none. */
+    public Optional<io.fabric8.kubernetes.api.model.OwnerReference> controller() {
+      var owners = pod.getMetadata().getOwnerReferences();
+      return owners == null
+          ? Optional.empty()
+          : owners.stream().filter(o -> Boolean.TRUE.equals(o.getController())).findFirst();
+    }
   }
 
   /** Whether {@code pod} is the mirror Pod of a static pod. */
   static boolean mirror(PodSummary pod) {
     Map<String, String> annotations = pod.getMetadata().getAnnotations();
     return annotations != null && annotations.containsKey(MIRROR_ANNOTATION);
-  }
-
-  /**
-   * The annotation {@code key} of Pod {@code namespace/name}: from the node's pod watch, or read
-   * straight from the API server when the watch does not show the pod; empty when it has none.
-   */
-  public Optional<String> podAnnotation(String namespace, String name, String key) {
-    PodSummary pod = cachedPod(namespace, name);
-    if (pod == null) {
-      pod = freshPod(namespace, name).orElse(null);
-    }
-    if (pod == null || pod.getMetadata().getAnnotations() == null) {
-      return Optional.empty();
-    }
-    return Optional.ofNullable(pod.getMetadata().getAnnotations().get(key));
-  }
-
-  /**
-   * The controller owner reference of Pod {@code namespace/name} (a StatefulSet's pods name it),
-   * from the node's pod watch or a fresh read; empty when it has none.
-   */
-  public Optional<io.fabric8.kubernetes.api.model.OwnerReference> podController(
-      String namespace, String name) {
-    PodSummary pod = cachedPod(namespace, name);
-    if (pod == null) {
-      pod = freshPod(namespace, name).orElse(null);
-    }
-    if (pod == null || pod.getMetadata().getOwnerReferences() == null) {
-      return Optional.empty();
-    }
-    return pod.getMetadata().getOwnerReferences().stream()
-        .filter(o -> Boolean.TRUE.equals(o.getController()))
-        .findFirst();
   }
 
   /** This node's Node object as the node's watch last showed it; null when it does not exist. */

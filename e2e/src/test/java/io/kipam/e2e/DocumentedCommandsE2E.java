@@ -123,6 +123,17 @@ class DocumentedCommandsE2E {
                       contains(
                           "api/src/test/java/io/kipam/api/install/InstallManifestsIT.java",
                           "KipamInstall.apply(controlPlane)"))),
+          // Here it would move the real node's kipam into another namespace; a control plane of
+          // its own installs it.
+          Rule.of(
+              Kind.RUN_ELSEWHERE,
+              Pattern.quote("kubectl apply -k config/samples/other-namespace"),
+              "api/src/test/java/io/kipam/api/install/OtherNamespaceInstallIT.java",
+              c ->
+                  contains(
+                      "api/src/test/java/io/kipam/api/install/OtherNamespaceInstallIT.java",
+                      "resolve(\"config/samples/other-namespace\")",
+                      "controlPlane.kubectl(\"apply\", \"-k\", overlay)")),
           // The quickstart's output: its namespace has a random name.
           Rule.of(
               Kind.RUN_ELSEWHERE,

@@ -109,7 +109,7 @@ class LabelPolicyIT {
   }
 
   @Test
-  void otherLabelsAndFinalizersMayChange() {
+  void otherLabelsMayChangeAndOtherFinalizersOnlyByOtherUsers() {
     for (KubernetesClient writer : List.of(admin, daemon)) {
       for (HasMetadata object : objectsOfEachKind(true)) {
         if (!mayPatch(writer, object)) {
@@ -127,8 +127,18 @@ class LabelPolicyIT {
             .containsEntry("team", "green")
             .containsEntry("tier", "web")
             .containsEntry(ApiConstants.LABEL_POOL, POOL);
-        HasMetadata released = edit(writer, object, m -> m.getFinalizers().remove(OTHER_FINALIZER));
-        assertThat(released.getMetadata().getFinalizers()).doesNotContain(OTHER_FINALIZER);
+        if (writer == admin) {
+          HasMetadata released =
+              edit(writer, object, m -> m.getFinalizers().remove(OTHER_FINALIZER));
+          assertThat(released.getMetadata().getFinalizers()).doesNotContain(OTHER_FINALIZER);
+        } else {
+          // A daemon writes only kipam's own finalizer of the kind (the node admission policy).
+          assertThatThrownBy(
+                  () -> edit(writer, object, m -> m.getFinalizers().remove(OTHER_FINALIZER)))
+              .isInstanceOfSatisfying(
+                  KubernetesClientException.class,
+                  e -> assertThat(e.getMessage()).contains("may add or remove only the finalizer"));
+        }
       }
       for (HasMetadata bare : objectsOfEachKind(false)) {
         if (!mayPatch(writer, bare)) {

@@ -5,30 +5,52 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import java.util.Map;
 
-/** IPBlocks as kipam-node writes them, named as it names them, for tests that write them too. */
+/**
+ * IPBlocks as kipam-node writes them, named and labelled as it names and labels them, for tests
+ * that write them too.
+ */
 public final class TestBlocks {
 
   private TestBlocks() {}
 
   /** A slot of {@code pool}: Exclusive to {@code node}, or Shared from birth when it is null. */
   public static IPBlock slot(String pool, String cidr, String node) {
-    return block(
-        pool, ResourceNames.blockName(pool, Cidr.parse(cidr)), new IPBlockSpec(pool, cidr, node));
+    IPBlock slot =
+        block(
+            pool,
+            ResourceNames.blockName(pool, Cidr.parse(cidr)),
+            new IPBlockSpec(pool, cidr, node));
+    slot.getMetadata()
+        .getLabels()
+        .put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(cidr)));
+    return slot;
   }
 
   /** {@code node}'s sub-claim of {@code address} in the slot named {@code parent}. */
   public static IPBlock subClaim(String pool, String address, String node, String parent) {
     IpAddress ip = IpAddress.parse(address);
     String cidr = Cidr.of(ip, ip.family().bits()).toString();
-    return block(
-        pool, ResourceNames.subClaimName(pool, ip), IPBlockSpec.subClaim(pool, cidr, node, parent));
+    IPBlock subClaim =
+        block(
+            pool,
+            ResourceNames.subClaimName(pool, ip),
+            IPBlockSpec.subClaim(pool, cidr, node, parent));
+    Map<String, String> labels = subClaim.getMetadata().getLabels();
+    labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(cidr)));
+    // The parent's label is its CIDR's; its name is the pool's name, a dot and that label.
+    labels.put(ApiConstants.LABEL_PARENT, parent.substring(pool.length() + 1));
+    return subClaim;
   }
 
   private static IPBlock block(String pool, String name, IPBlockSpec spec) {
     IPBlock block = new IPBlock();
     block.setMetadata(
         new ObjectMetaBuilder().withName(name).addToLabels(ApiConstants.LABEL_POOL, pool).build());
+    if (spec.getNode() != null) {
+      block.getMetadata().getLabels().put(ApiConstants.LABEL_NODE, spec.getNode());
+    }
     block.setSpec(spec);
     return block;
   }

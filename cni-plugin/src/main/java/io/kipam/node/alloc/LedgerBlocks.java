@@ -290,7 +290,7 @@ public final class LedgerBlocks {
   public List<Conversion> pendingConversions() {
     synchronized (ledger) {
       return ledger.synced()
-          ? SlotConversions.pending(blocks, shared, ledger::inUse, ledger::restingAddresses)
+          ? SlotConversions.pending(blocks, ledger::inUse, ledger::restingAddresses)
           : List.of();
     }
   }

@@ -24,10 +24,7 @@ final class SlotConversions {
    * only asked for when some slot is converting.
    */
   static List<Conversion> pending(
-      NodeBlocks blocks,
-      SharedSlots shared,
-      Supplier<Set<AddressKey>> inUse,
-      Supplier<Set<AddressKey>> resting) {
+      NodeBlocks blocks, Supplier<Set<AddressKey>> inUse, Supplier<Set<AddressKey>> resting) {
     List<NodeBlocks.Own> converting = blocks.converting();
     if (converting.isEmpty()) {
       return List.of();
@@ -36,14 +33,20 @@ final class SlotConversions {
     wanted.addAll(resting.get());
     List<BlockObject> slots = new ArrayList<>();
     converting.forEach(slot -> slots.add(slot.object));
-    return Conversion.plan(slots, wanted, address -> covered(blocks, shared, address));
+    return Conversion.plan(slots, wanted, address -> covered(blocks, address));
   }
 
-  /** Whether a sub-claim this node holds (not retiring), or anyone's it knows of, covers it. */
-  static boolean covered(NodeBlocks blocks, SharedSlots shared, AddressKey address) {
+  /**
+   * Whether a sub-claim of this node's (not retiring) covers it. Only the holder's own sub-claims
+   * count: another node's sub-claim of an address this node holds may be given back by that node at
+   * any time after the slot turned Shared, leaving the address free for a third node while this
+   * node's pod uses it. The admission policy refuses such a sub-claim; one made anyway (before the
+   * policy, or by hand) keeps the conversion from finishing, and the slot stays closed.
+   */
+  static boolean covered(NodeBlocks blocks, AddressKey address) {
     NodeBlocks.Own host =
         blocks.get(address.pool(), Cidr.of(address.ip(), address.ip().family().bits()));
-    return host != null ? !host.retiring : shared.subClaimed(address);
+    return host != null && !host.retiring;
   }
 
   /**

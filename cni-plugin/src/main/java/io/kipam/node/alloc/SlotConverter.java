@@ -19,9 +19,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each call finishes what an earlier one (or an earlier process) left half done, as long as the
  * request stands: sub-claims already made are found by the node's block watch and not made again. A
- * sub-claim create answered 409 means a sub-claim of the address exists (this node's, not yet seen,
- * or another node's, a fault that holds the address for good either way): it counts as covered.
- * Writes happen outside the ledger's monitor.
+ * sub-claim create answered 409 means a sub-claim of the address exists: this node's, not yet seen,
+ * which the block watch brings and the next round counts; or another node's, which never counts
+ * (see {@link SlotConversions#covered}), so the slot is not written Shared while it exists. Writes
+ * happen outside the ledger's monitor.
  */
 public final class SlotConverter {
 
@@ -72,7 +73,8 @@ public final class SlotConverter {
       if (uid == null) {
         ledger.blocks().subClaimTaken(slot.pool(), ip);
         log.info(
-            "address {} of slot {} being converted is sub-claimed already; it counts as covered",
+            "address {} of slot {} being converted is sub-claimed already; it counts once this"
+                + " node's block watch shows the sub-claim as this node's",
             ip,
             slot.cidr());
         continue;

@@ -2,7 +2,8 @@
 // Go's standard library alone, so it is one static binary with nothing to install beside it: VERSION
 // is answered here, every other command is forwarded with its CNI_* variables and configuration to
 // kipam-node over the node's unix socket, and the daemon's answer is written to stdout with its exit
-// code. It behaves exactly as the Java executable io.kipam.cni.shim.Kipam; the tests run the same
+// code. A configuration may name another socket only in the directory of the installer's socket.
+// It behaves exactly as the Java executable io.kipam.cni.shim.Kipam; the tests run the same
 // cases against both.
 //
 // The whole exchange with the daemon (connect, send, read) must end within a deadline, 60 s unless
@@ -88,8 +89,9 @@ func defaultSocket() string {
 	return builtInSocket
 }
 
-// run is one CNI call: the runtime's environment, stdin and stdout, and the socket for
-// configurations that name none; it returns the exit code.
+// run is one CNI call: the runtime's environment, stdin and stdout, and the installer's socket,
+// for configurations that name none and as the directory any named socket must be in; it returns
+// the exit code.
 func run(env map[string]string, stdin io.Reader, stdout io.Writer, fallback string) (code int) {
 	cniVersion := newestVersion
 	defer func() {
@@ -119,6 +121,12 @@ func run(env map[string]string, stdin io.Reader, stdout io.Writer, fallback stri
 	socket, err := resolveSocket(json, fallback)
 	if err != nil {
 		return cniError(stdout, cniVersion, invalidNetworkConfig, err.Error(), socketRule)
+	}
+	if socket != fallback { // the installer's own socket needs no checking
+		dir := socketDir(fallback)
+		if socket, err = confine(socket, dir); err != nil {
+			return cniError(stdout, cniVersion, invalidNetworkConfig, err.Error(), confinedRule(dir))
+		}
 	}
 	return forward(env, config, cniVersion, socket, timeout, stdout)
 }

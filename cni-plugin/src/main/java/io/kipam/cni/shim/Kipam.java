@@ -29,7 +29,8 @@ public final class Kipam {
 
   /**
    * The socket used when the configuration names none (or cannot be read): /run/kipam/kipam.sock,
-   * or what the installer set with {@code -Dkipam.socket}.
+   * or what the installer set with {@code -Dkipam.socket}. Its directory is the only one a
+   * configuration may name another socket in.
    */
   static final Path DEFAULT_SOCKET =
       Path.of(System.getProperty("kipam.socket", "/run/kipam/kipam.sock"));
@@ -66,9 +67,10 @@ public final class Kipam {
   }
 
   /**
-   * One CNI call, with {@code defaultSocket} for configurations that name no socket. Whatever
-   * happens, stdout gets a CNI answer: an unexpected failure is error 999 rather than silence,
-   * which a runtime could not tell from a crash.
+   * One CNI call, with {@code defaultSocket} for configurations that name no socket; a socket a
+   * configuration names must be in the same directory. Whatever happens, stdout gets a CNI answer:
+   * an unexpected failure is error 999 rather than silence, which a runtime could not tell from a
+   * crash.
    */
   static int run(
       Map<String, String> env, InputStream stdin, PrintStream stdout, Path defaultSocket) {
@@ -108,6 +110,8 @@ public final class Kipam {
       Path socket;
       try {
         socket = SocketPath.resolve(json, defaultSocket);
+      } catch (SocketDirectory.Outside e) {
+        return error(stdout, cniVersion, INVALID_NETWORK_CONFIG, e.getMessage(), e.details());
       } catch (IllegalArgumentException e) {
         return error(stdout, cniVersion, INVALID_NETWORK_CONFIG, e.getMessage(), SocketPath.RULE);
       }

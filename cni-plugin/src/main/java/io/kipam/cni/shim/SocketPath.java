@@ -29,9 +29,11 @@ final class SocketPath {
 
   /**
    * The socket named by {@code ipam.socket} in {@code config}, or {@code defaultSocket} if none is
-   * named (or the configuration could not be read).
+   * named (or the configuration could not be read). A named socket must lie in the directory of
+   * {@code defaultSocket}, the installer's ({@link SocketDirectory}).
    *
-   * @throws IllegalArgumentException naming {@code ipam.socket} and what is wrong with it
+   * @throws SocketDirectory.Outside if the named socket is not in that directory
+   * @throws IllegalArgumentException naming {@code ipam.socket} and what else is wrong with it
    */
   static Path resolve(Map<String, Object> config, Path defaultSocket) {
     if (!(config.get("ipam") instanceof Map<?, ?> ipam) || ipam.get("socket") == null) {
@@ -56,7 +58,10 @@ final class SocketPath {
               + MAX_BYTES
               + " bytes a unix socket path may have");
     }
-    return Path.of(socket);
+    if (socket.equals(defaultSocket.toString())) {
+      return defaultSocket; // the installer's own socket needs no checking
+    }
+    return SocketDirectory.of(defaultSocket).confine(socket);
   }
 
   private static String typeOf(Object value) {
@@ -70,7 +75,7 @@ final class SocketPath {
     return "a number";
   }
 
-  private static String quote(String value) {
+  static String quote(String value) {
     StringBuilder quoted = new StringBuilder("'");
     int end = Math.min(value.length(), MAX_QUOTED);
     for (int i = 0; i < end; i++) {

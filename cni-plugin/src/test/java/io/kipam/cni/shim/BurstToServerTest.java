@@ -56,6 +56,7 @@ class BurstToServerTest {
     String config =
         "{\"cniVersion\":\"1.1.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":\"" + socket + "\"}}";
     byte[] stdin = config.getBytes(StandardCharsets.UTF_8);
+    Path kipam = NativeKipam.withDefaultSocket(dir.resolve("bin"), socket);
     ExecutorService callers = Executors.newFixedThreadPool(2 * CALLERS_EACH);
     try (NodeServer server =
         new NodeServer(socket, slow, () -> true, new PrometheusRegistry(), IDLE_TIMEOUT)) {
@@ -63,10 +64,8 @@ class BurstToServerTest {
       List<Future<String>> calls = new ArrayList<>();
       for (int i = 0; i < CALLERS_EACH; i++) {
         Map<String, String> env = env("native-" + i);
-        calls.add(
-            callers.submit(
-                () -> "native: " + describe(NativeKipam.run(NativeKipam.BINARY, env, stdin))));
-        Callable<String> shim = shim(env("shim-" + i), stdin);
+        calls.add(callers.submit(() -> "native: " + describe(NativeKipam.run(kipam, env, stdin))));
+        Callable<String> shim = shim(env("shim-" + i), stdin, socket);
         calls.add(callers.submit(() -> "shim: " + shim.call()));
       }
       List<String> failures = new ArrayList<>();
@@ -89,14 +88,15 @@ class BurstToServerTest {
         "CNI_COMMAND", "ADD", "CNI_CONTAINERID", containerId, "KIPAM_TIMEOUT_SECONDS", "60");
   }
 
-  private static Callable<String> shim(Map<String, String> env, byte[] stdin) {
+  private static Callable<String> shim(Map<String, String> env, byte[] stdin, Path socket) {
     return () -> {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       int exit =
           Kipam.run(
               env,
               new ByteArrayInputStream(stdin),
-              new PrintStream(out, true, StandardCharsets.UTF_8));
+              new PrintStream(out, true, StandardCharsets.UTF_8),
+              socket);
       return exit + " " + out.toString(StandardCharsets.UTF_8);
     };
   }

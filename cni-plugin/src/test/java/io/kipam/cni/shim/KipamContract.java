@@ -8,10 +8,12 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -40,8 +42,12 @@ abstract class KipamContract {
    */
   abstract Call call(Map<String, String> env, byte[] stdin, Path defaultSocket) throws Exception;
 
+  /**
+   * Runs one call whose default socket is {@code default.sock} in {@link #dir}, so the sockets the
+   * tests name in {@link #dir} are in the installer's directory.
+   */
   private int run(Map<String, String> env, String stdin) throws Exception {
-    return run(env, stdin.getBytes(StandardCharsets.UTF_8), null);
+    return run(env, stdin.getBytes(StandardCharsets.UTF_8), dir.resolve("default.sock"));
   }
 
   private int run(Map<String, String> env, byte[] stdin, Path defaultSocket) throws Exception {
@@ -424,11 +430,115 @@ abstract class KipamContract {
 
   @Test
   void aSocketPathOfTheLongestLengthIsTriedNotRefused() throws Exception {
-    String longest = "/" + "é".repeat((SocketPath.MAX_BYTES - 1) / 2);
+    int room = SocketPath.MAX_BYTES - (dir + "/").getBytes(UTF_8).length;
+    String longest = dir + "/" + "é".repeat(room / 2) + "s".repeat(room % 2);
 
     int exit = run(Map.of("CNI_COMMAND", "ADD"), "{\"ipam\":{\"socket\":\"" + longest + "\"}}");
 
     assertThat(exit).isEqualTo(1);
     assertThat(out()).contains("\"code\":11,").contains("cannot reach kipam-node at " + longest);
+  }
+
+  private static String configNaming(String socket) {
+    return "{\"cniVersion\":\"1.0.0\",\"ipam\":{\"type\":\"kipam\",\"socket\":"
+        + MiniJson.quote(socket)
+        + "}}";
+  }
+
+  @Test
+  void aSocketOutsideTheInstallersDirectoryIsRefusedWithoutAConnect() throws Exception {
+    Path run = Files.createDirectories(dir.resolve("run"));
+    Path outside = Files.createDirectories(dir.resolve("outside"));
+    Path listened = outside.resolve("x.sock");
+    Files.createDirectories(dir.resolve("runx"));
+    Files.createSymbolicLink(run.resolve("escape"), outside);
+    Files.createSymbolicLink(run.resolve("link.sock"), listened);
+    Files.createSymbolicLink(run.resolve("dangling.sock"), outside.resolve("none.sock"));
+    String notInside = " is not a path inside " + run;
+    String throughALink = " leads outside " + run + " through a symbolic link";
+    Map<String, String> problems = new LinkedHashMap<>();
+    problems.put(listened.toString(), notInside);
+    problems.put("/tmp/x.sock", notInside);
+    problems.put(run + "/../outside/x.sock", notInside);
+    problems.put(run + "//..//outside/./x.sock", notInside);
+    problems.put(dir + "/runx/x.sock", notInside);
+    problems.put(run.toString(), notInside);
+    problems.put(run + "/", notInside);
+    problems.put(run + "/.", notInside);
+    problems.put(run + "/escape/x.sock", throughALink);
+    problems.put(run + "/link.sock", throughALink);
+    problems.put(run + "/dangling.sock", throughALink);
+    String rule =
+        "kipam connects only to a socket in "
+            + run
+            + ", the directory its installer configured; leave ipam.socket out for the default"
+            + " socket";
+    try (ServerSocketChannel recording = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      recording.bind(UnixDomainSocketAddress.of(listened));
+      recording.configureBlocking(false);
+
+      for (Map.Entry<String, String> e : problems.entrySet()) {
+        int exit =
+            runWithDefaultSocket(
+                Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "1"),
+                configNaming(e.getKey()),
+                run.resolve("kipam.sock"));
+
+        assertThat(exit).as(e.getKey()).isEqualTo(1);
+        assertThat(out())
+            .as(e.getKey())
+            .isEqualTo(
+                "{\"cniVersion\":\"1.0.0\",\"code\":7,\"msg\":"
+                    + MiniJson.quote("ipam.socket " + SocketPath.quote(e.getKey()) + e.getValue())
+                    + ",\"details\":"
+                    + MiniJson.quote(rule)
+                    + "}");
+      }
+      // A connect completes in the listening socket's backlog, even one nobody accepts.
+      assertThat(recording.accept()).as("a connection to the socket outside").isNull();
+    }
+  }
+
+  @Test
+  void withTheBuiltInSocketOnlyItsDirectoryMayBeNamed() throws Exception {
+    int exit =
+        run(
+            Map.of("CNI_COMMAND", "STATUS"),
+            configNaming("/tmp/x.sock").getBytes(StandardCharsets.UTF_8),
+            null);
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .isEqualTo(
+            "{\"cniVersion\":\"1.0.0\",\"code\":7,"
+                + "\"msg\":\"ipam.socket '/tmp/x.sock' is not a path inside /run/kipam\","
+                + "\"details\":\"kipam connects only to a socket in /run/kipam, the directory its"
+                + " installer configured; leave ipam.socket out for the default socket\"}");
+  }
+
+  @Test
+  void aSocketInTheInstallersDirectoryIsReachedByItsCleanedPath() throws Exception {
+    Path run = Files.createDirectories(dir.resolve("run"));
+    Path other = run.resolve("other.sock");
+    Files.createSymbolicLink(run.resolve("alias.sock"), other);
+    for (String named :
+        List.of(
+            other.toString(),
+            run + "//other.sock",
+            run + "/./other.sock",
+            run + "/absent/../other.sock",
+            run + "/alias.sock")) {
+      try (FakeDaemon daemon = new FakeDaemon(other, okAnswer("{\"ok\":true}"))) {
+        int exit =
+            runWithDefaultSocket(
+                Map.of("CNI_COMMAND", "ADD"), configNaming(named), run.resolve("kipam.sock"));
+
+        assertThat(exit).as(named).isZero();
+        assertThat(out()).as(named).isEqualTo("{\"ok\":true}");
+        assertThat(daemon.request.get(5, TimeUnit.SECONDS)).startsWith("POST /v1/cni ");
+      } finally {
+        Files.deleteIfExists(other);
+      }
+    }
   }
 }

@@ -69,7 +69,8 @@ class ShimToServerTest {
           Kipam.run(
               Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc", "HOME", "/home/tester"),
               new ByteArrayInputStream(config.getBytes(StandardCharsets.UTF_8)),
-              new PrintStream(out, true, StandardCharsets.UTF_8));
+              new PrintStream(out, true, StandardCharsets.UTF_8),
+              socket);
 
       assertThat(exit).isEqualTo(1);
       assertThat(out.toString(StandardCharsets.UTF_8))
@@ -99,7 +100,7 @@ class ShimToServerTest {
 
       NativeKipam.Result result =
           NativeKipam.run(
-              NativeKipam.BINARY,
+              NativeKipam.withDefaultSocket(dir.resolve("bin"), socket),
               Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "abc", "HOME", "/home/tester"),
               config.getBytes(StandardCharsets.UTF_8));
 

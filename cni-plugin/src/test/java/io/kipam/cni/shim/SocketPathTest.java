@@ -2,6 +2,7 @@ package io.kipam.cni.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -17,8 +18,8 @@ class SocketPathTest {
 
   @Test
   void theNamedSocketIsUsed() {
-    assertThat(resolve("{\"ipam\":{\"socket\":\"/var/run/k.sock\",\"x\":[1,2.5e3,true,null]}}"))
-        .isEqualTo(Path.of("/var/run/k.sock"));
+    assertThat(resolve("{\"ipam\":{\"socket\":\"/run/kipam/k.sock\",\"x\":[1,2.5e3,true,null]}}"))
+        .isEqualTo(Path.of("/run/kipam/k.sock"));
   }
 
   @Test
@@ -31,7 +32,8 @@ class SocketPathTest {
 
   @Test
   void aPathOfTheLongestLengthASocketMayHaveIsAccepted() {
-    String longest = "/" + "é".repeat((SocketPath.MAX_BYTES - 1) / 2);
+    int room = SocketPath.MAX_BYTES - "/run/kipam/".length();
+    String longest = "/run/kipam/" + "é".repeat(room / 2) + "s".repeat(room % 2);
 
     assertThat(SocketPath.resolve(Map.of("ipam", Map.of("socket", longest)), DEFAULT))
         .isEqualTo(Path.of(longest));
@@ -55,5 +57,19 @@ class SocketPathTest {
         .withMessageStartingWith("ipam.socket '/éééé")
         .withMessageEndingWith(
             "...(101 characters)' is longer than the 107 bytes a unix socket path may have");
+  }
+
+  @Test
+  void aNamedSocketOutsideTheDefaultsDirectoryIsRefusedWithItsOwnRule() {
+    assertThatThrownBy(() -> resolve("{\"ipam\":{\"socket\":\"/tmp/x.sock\"}}"))
+        .isInstanceOfSatisfying(
+            SocketDirectory.Outside.class,
+            e ->
+                assertThat(e.details())
+                    .isEqualTo(
+                        "kipam connects only to a socket in /run/kipam, the directory its"
+                            + " installer configured; leave ipam.socket out for the default"
+                            + " socket"))
+        .hasMessage("ipam.socket '/tmp/x.sock' is not a path inside /run/kipam");
   }
 }

@@ -210,6 +210,15 @@ class NodeFailuresIT {
             7,
             "ipam.socket"),
         bad(
+            "ipam.socket outside the directory kipam was installed with",
+            e -> {},
+            () ->
+                config("1.0.0", v4)
+                    .replace(daemon.socket.toString(), "/tmp/kipam-elsewhere/kipam.sock"),
+            7,
+            "ipam.socket '/tmp/kipam-elsewhere/kipam.sock' is not a path inside "
+                + daemon.socket.getParent()),
+        bad(
             "ipam.socket longer than a unix socket path may be",
             e -> {},
             () -> config("1.0.0", v4).replace(daemon.socket.toString(), "/" + "s".repeat(120)),

@@ -24,7 +24,7 @@ record DocumentedCommand(String file, int line, String command, List<String> sho
 
   /** How a command a reader runs begins; prose and example output do not begin so. */
   private static final Pattern COMMAND_START =
-      Pattern.compile("^(kubectl|\\./|mvn|java|ctr|docker|podman|grep|sudo|hack/)\\b.*");
+      Pattern.compile("^(kubectl|helm|\\./|mvn|java|ctr|docker|podman|grep|sudo|hack/)\\b.*");
 
   String where() {
     return file + ":" + line;

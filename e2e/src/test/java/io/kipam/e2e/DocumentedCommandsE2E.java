@@ -123,6 +123,16 @@ class DocumentedCommandsE2E {
                       contains(
                           "api/src/test/java/io/kipam/api/install/InstallManifestsIT.java",
                           "KipamInstall.apply(controlPlane)"))),
+          // Here kipam is installed already, from config/default; a real node of its own installs
+          // the chart (with values for that node's paths and API server).
+          Rule.of(
+              Kind.RUN_ELSEWHERE,
+              Pattern.quote("helm install kipam charts/kipam"),
+              "e2e/src/test/java/io/kipam/e2e/HelmOnRealNodeE2E.java",
+              c ->
+                  contains(
+                      "e2e/src/test/java/io/kipam/e2e/HelmOnRealNodeE2E.java",
+                      "\"install\", \"kipam\", Helm.chart().toString()")),
           // Here it would move the real node's kipam into another namespace; a control plane of
           // its own installs it.
           Rule.of(

@@ -60,6 +60,17 @@ final class KipamOnRealNode implements AutoCloseable {
 
   /** Installs kipam on {@code node}; its pods use the pools named in {@code pools}. */
   static KipamOnRealNode install(RealNode node, String network, List<String> pools) {
+    KipamOnRealNode kipam = prepare(node, network, pools);
+    node.controlPlane().kubectl("apply", "--server-side", "-k", kipam.overlay().toString());
+    return kipam;
+  }
+
+  /**
+   * Everything {@link #install} does but the install itself: the images in the node's containerd,
+   * the network configuration in place, the node Ready. The caller installs kipam (with {@link
+   * #helmValues} for the chart).
+   */
+  static KipamOnRealNode prepare(RealNode node, String network, List<String> pools) {
     Path hostDir;
     try {
       hostDir = Files.createTempDirectory("kipam-host-");
@@ -80,8 +91,28 @@ final class KipamOnRealNode implements AutoCloseable {
     }
     node.writeNetworkConfig("10-kipam.conflist", conflist(network, pools));
     node.awaitReady();
-    node.controlPlane().kubectl("apply", "--server-side", "-k", kipam.overlay().toString());
     return kipam;
+  }
+
+  /**
+   * Values for charts/kipam that change what the overlay of {@link #install} changes, the same way:
+   * the API server's address for both workloads, and kipam-node's host paths.
+   */
+  String helmValues() {
+    String apiEnv =
+        "{KUBERNETES_SERVICE_HOST: \"%s\", KUBERNETES_SERVICE_PORT: \"%d\"}"
+            .formatted(RealNode.ADDRESS, node.controlPlane().apiServerPort());
+    return """
+        operator:
+          env: %s
+        node:
+          env: %s
+        cni:
+          binDir: "%s"
+          socket: "%s"
+          stateDir: "%s"
+        """
+        .formatted(apiEnv, apiEnv, node.cniBinDir(), socket(), hostDir.resolve("state"));
   }
 
   /**

@@ -1,0 +1,196 @@
+package io.kipam.api.install;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.Helm;
+import io.kipam.testing.WithControlPlane;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Helm chart charts/kipam, rendered by helm built from its Go module (hack/helm/build.sh): its
+ * default render is the same set of objects as config/default, `helm lint --strict` is clean, and
+ * each value changes what it says.
+ */
+@WithControlPlane
+class ChartIT {
+
+  private static final Path ROOT = ControlPlaneBinaries.repositoryRoot();
+  private static final Path CHART = Helm.chart();
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  private final ControlPlane controlPlane = ControlPlane.shared();
+
+  @Test
+  void theDefaultRenderIsTheSameSetOfObjectsAsConfigDefault() {
+    Map<String, Map<?, ?>> kustomized =
+        objects(controlPlane.kubectl("kustomize", ROOT.resolve("config/default").toString()));
+    Map<String, Map<?, ?>> rendered =
+        objects(
+            Helm.run(
+                "template",
+                "kipam",
+                CHART.toString(),
+                "--include-crds",
+                "--kube-version",
+                Helm.KUBE_VERSION));
+
+    assertThat(rendered.keySet()).containsExactlyInAnyOrderElementsOf(kustomized.keySet());
+    for (String key : kustomized.keySet()) {
+      assertThat(rendered.get(key)).as(key).isEqualTo(kustomized.get(key));
+    }
+    System.out.println(
+        "helm template charts/kipam and kubectl kustomize config/default: the same "
+            + rendered.size()
+            + " objects "
+            + rendered.keySet());
+  }
+
+  @Test
+  void helmLintIsClean() {
+    String lint = Helm.run("lint", "--strict", CHART.toString());
+    System.out.println(lint.strip());
+    assertThat(lint).contains("0 chart(s) failed");
+  }
+
+  @Test
+  void eachValueChangesWhatItSays() throws IOException {
+    Path values = Files.createTempFile("kipam-values", ".yaml");
+    Files.writeString(
+        values,
+        """
+        namespace: {name: net-ipam}
+        images:
+          operator: {repository: registry.example/kipam-operator, tag: "1.2.3"}
+          node: {repository: registry.example/kipam-node, tag: "1.2.3"}
+          pullPolicy: Always
+        operator:
+          replicas: 2
+          auditSeconds: 600
+          resources: {requests: {cpu: 200m, memory: 300Mi}, limits: {memory: 600Mi}}
+        node:
+          sharedSlots: false
+          probeAddress: 0.0.0.0:9881
+          tolerations: [{key: dedicated, operator: Equal, value: net, effect: NoSchedule}]
+        cni: {binDir: /usr/libexec/cni, socket: /var/run/kipam-net/kipam.sock, stateDir: /var/lib/kipam-net}
+        pools:
+          - name: pods-v4
+            spec: {cidr: 10.244.0.0/16, blockSize: 26}
+        networks:
+          - name: storage
+            namespace: team-a
+            plugin: {type: macvlan, master: eth1, mode: bridge}
+            ipam: {pools: [pods-v4], statefulSetClaims: true}
+        metrics:
+          serviceMonitor: {enabled: true}
+          prometheusRule: {enabled: true}
+        """);
+    Map<String, Map<?, ?>> objects =
+        objects(
+            Helm.run(
+                "template",
+                "kipam",
+                CHART.toString(),
+                "--kube-version",
+                Helm.KUBE_VERSION,
+                "-f",
+                values.toString()));
+    String all = YAML.writeValueAsString(objects);
+
+    assertThat(objects)
+        .containsKeys(
+            "Namespace//net-ipam",
+            "IPPool//pods-v4",
+            "NetworkAttachmentDefinition/team-a/storage",
+            "ServiceMonitor/net-ipam/kipam-operator",
+            "ServiceMonitor/net-ipam/kipam-node",
+            "PrometheusRule/net-ipam/kipam");
+    assertThat(all)
+        .doesNotContain("kipam-system")
+        .contains("registry.example/kipam-operator:1.2.3", "registry.example/kipam-node:1.2.3")
+        .contains("KIPAM_AUDIT_SECONDS", "KIPAM_SHARED_SLOTS", "0.0.0.0:9881")
+        .contains("/usr/libexec/cni", "/var/run/kipam-net", "/var/lib/kipam-net");
+    String nad = YAML.writeValueAsString(objects.get("NetworkAttachmentDefinition/team-a/storage"));
+    Map<?, ?> config =
+        new JsonMapper()
+            .readValue(
+                (String)
+                    ((Map<?, ?>)
+                            objects.get("NetworkAttachmentDefinition/team-a/storage").get("spec"))
+                        .get("config"),
+                Map.class);
+    assertThat(config.get("allowPersistentIPs")).as(nad).isEqualTo(true);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> ipam = (Map<String, Object>) config.get("ipam");
+    assertThat(ipam)
+        .containsEntry("type", "kipam")
+        .containsEntry("statefulSetClaims", true)
+        .containsEntry("socket", "/var/run/kipam-net/kipam.sock");
+    System.out.println("values rendered: " + objects.keySet());
+  }
+
+  /**
+   * {@code value} with every number as its exact decimal value and every run of white space in a
+   * string as one space: the CRD files write some integers as 128.0, which helm passes on as
+   * written and kustomize prints as 128; and kustomize writes the folded ({@code >-}) CEL
+   * expressions of the policies back with their more-indented lines a line apart, which changes
+   * white space only.
+   */
+  private static Object normalized(Object value) {
+    if (value instanceof Map<?, ?> map) {
+      Map<Object, Object> copy = new TreeMap<>();
+      map.forEach((k, v) -> copy.put(k, normalized(v)));
+      return copy;
+    }
+    if (value instanceof List<?> list) {
+      return list.stream().map(ChartIT::normalized).toList();
+    }
+    if (value instanceof Number number) {
+      return new BigDecimal(number.toString()).stripTrailingZeros();
+    }
+    if (value instanceof String text) {
+      return text.strip().replaceAll("\\s+", " ");
+    }
+    return value;
+  }
+
+  /** The objects of a multi-document YAML stream, by kind, namespace and name. */
+  private static Map<String, Map<?, ?>> objects(String yaml) {
+    Map<String, Map<?, ?>> objects = new TreeMap<>();
+    try (var parser = YAML.getFactory().createParser(yaml)) {
+      var documents = YAML.readValues(parser, JsonNode.class);
+      while (documents.hasNext()) {
+        JsonNode document = documents.next();
+        // A document of comments alone (a template that rendered nothing) is null.
+        if (document == null || document.isNull() || document.isEmpty()) {
+          continue;
+        }
+        Map<?, ?> object = (Map<?, ?>) normalized(YAML.convertValue(document, Map.class));
+        Map<?, ?> meta = (Map<?, ?>) object.get("metadata");
+        String key =
+            object.get("kind")
+                + "/"
+                + (meta.get("namespace") == null ? "" : meta.get("namespace"))
+                + "/"
+                + meta.get("name");
+        assertThat(objects.put(key, object)).as("%s twice", key).isNull();
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return objects;
+  }
+}

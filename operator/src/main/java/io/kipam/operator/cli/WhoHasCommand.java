@@ -81,8 +81,19 @@ final class WhoHasCommand {
     try {
       return IpAddress.parseLenient(text.trim());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "'" + text + "' is not an IP address (" + e.getMessage() + ")");
+      // The parser's message names the text too: keep only why.
+      String why = String.valueOf(e.getMessage());
+      String quoted = "'" + text.trim() + "' ";
+      if (why.startsWith(quoted)) {
+        why = why.substring(quoted.length());
+      }
+      if (why.startsWith("is not an IP address ")) {
+        why = why.substring("is not an IP address ".length());
+      }
+      if (why.startsWith("(") && why.endsWith(")")) {
+        why = why.substring(1, why.length() - 1);
+      }
+      throw new IllegalArgumentException("'" + text + "' is not an IP address (" + why + ")");
     }
   }
 

@@ -48,6 +48,16 @@ class PoolsTextTest {
   }
 
   @Test
+  void aMalformedAddressIsNamedOnceWithWhy() {
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> WhoHasCommand.parse("nope")))
+        .hasMessage("'nope' is not an IP address (no '.' or ':')");
+    assertThat(
+            org.assertj.core.api.Assertions.catchThrowable(
+                () -> WhoHasCommand.parse("10.66.0.256")))
+        .hasMessage("'10.66.0.256' is not an IP address (has octet '256' out of range 0-255)");
+  }
+
+  @Test
   void ageReadsAsKubectlWritesIt() {
     assertThat(WhoHasCommand.age(Duration.ofSeconds(45))).isEqualTo("45s");
     assertThat(WhoHasCommand.age(Duration.ofSeconds(312))).isEqualTo("5m12s");

@@ -21,7 +21,7 @@ import java.util.function.Function;
  * Node that is gone: a node's daemon audits its own addresses against its pod watch. {@link
  * #forCheck} (the {@code check} command) reads the Pod of every address, and {@link #uncached}
  * answers every question with a GET of its own, for the read just before a delete, under the same
- * rule as the audit.
+ * rule as the audit ({@link #uncachedEveryPod}: under check's rule).
  */
 public final class ClusterFacts implements OrphanRules.Facts {
 
@@ -54,6 +54,14 @@ public final class ClusterFacts implements OrphanRules.Facts {
   /** Every question read afresh, under the audit's rule for Pods. */
   public static ClusterFacts uncached(KubernetesClient client) {
     return new ClusterFacts(client, false, false);
+  }
+
+  /**
+   * Every question read afresh, and the Pod of every address read, as {@code check} reads them: for
+   * the read just before {@code kubectl kipam release} removes an orphan a check reported.
+   */
+  public static ClusterFacts uncachedEveryPod(KubernetesClient client) {
+    return new ClusterFacts(client, false, true);
   }
 
   /** The IPPool {@code name}, read once per audit (pools are few). */

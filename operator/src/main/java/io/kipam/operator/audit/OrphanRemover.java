@@ -27,8 +27,11 @@ import org.slf4j.LoggerFactory;
  * name is never touched. A delete gets an Event {@code OrphanRemoved}, the end of an attachment an
  * Event {@code AttachmentEnded}; each a metric and a log line. A Terminating address whose Node
  * exists is its daemon's: only counted. One audit at a time.
+ *
+ * <p>{@link #removeNamed} is the same fresh read and the same writes for one orphan named from
+ * outside (by {@code kubectl kipam release}, from a report of {@code check}), without sightings.
  */
-final class OrphanRemover {
+public final class OrphanRemover {
 
   private static final Logger log = LoggerFactory.getLogger(OrphanRemover.class);
 
@@ -57,6 +60,20 @@ final class OrphanRemover {
     this.sightings = sightings;
   }
 
+  /**
+   * A remover of named orphans only ({@link #removeNamed}): no sightings, metrics of its own, the
+   * operator's Events.
+   */
+  public static OrphanRemover oneShot(KubernetesClient client, EventRecorder events) {
+    return new OrphanRemover(
+        client,
+        new PreconditionedDelete(client),
+        events,
+        new OperatorMetrics(),
+        new Sightings(java.time.Duration.ZERO),
+        new AttachmentFinalizer(client));
+  }
+
   /** Starts an audit: no orphan seen yet. */
   void begin() {
     orphans.clear();
@@ -83,9 +100,12 @@ final class OrphanRemover {
     if (!sightings.seen(key, verdict.get().reason(), now)) {
       return false;
     }
-    Optional<Done> done = remove(key, verdict.get());
-    done.ifPresent(d -> removed++);
-    return done.map(Done::gone).orElse(false);
+    Result result = remove(key, verdict.get().reason(), ClusterFacts.uncached(client));
+    sightings.forget(key);
+    if (result.outcome() == Outcome.REMOVED) {
+      removed++;
+    }
+    return result.gone();
   }
 
   /** Ends a complete audit: candidates it did not see orphaned are forgotten. */
@@ -106,21 +126,57 @@ final class OrphanRemover {
     return keptByNodes;
   }
 
-  /** What a removal did; {@code gone} when the object no longer exists. */
-  private record Done(boolean gone) {}
+  /** What one removal found and did. */
+  public enum Outcome {
+    /** Deleted, or its attachment ended (its Node is gone), or both. */
+    REMOVED,
+    /** No object of that name exists any more. */
+    GONE,
+    /** Another object (another UID) holds the name now: an address allocated again. */
+    REPLACED,
+    /** The fresh read finds it orphaned no more: everything it names exists. */
+    NOT_ORPHANED,
+    /** Still an orphan, but for another reason than the one it was seen for. */
+    OTHER_REASON,
+    /** The delete's UID precondition failed, or the finalizer kept changing. */
+    CHANGED
+  }
 
-  /** The fresh read and the writes; empty when this audit changed nothing. */
-  private Optional<Done> remove(AddressObject key, OrphanRules.Verdict seen) {
+  /**
+   * What {@link #removeNamed} found and did.
+   *
+   * @param fresh the object as the fresh read found it; null for {@link Outcome#GONE}
+   * @param verdict the fresh read's verdict, empty when it is no orphan (or was not read)
+   * @param gone whether it holds its IP no more (deleted and no finalizer left)
+   */
+  public record Result(
+      Outcome outcome, IPAddress fresh, Optional<OrphanRules.Verdict> verdict, boolean gone) {}
+
+  /**
+   * Removes the orphan {@code key}, seen orphaned for {@code reason}, if a fresh read with {@code
+   * facts} (which must not cache) still finds the same object (UID) orphaned for that reason; the
+   * removal is the audit's ({@link OrphanRules.Removal}), every delete with a UID precondition.
+   */
+  public Result removeNamed(AddressObject key, OrphanReason reason, OrphanRules.Facts facts) {
+    return remove(key, reason, facts);
+  }
+
+  /** The fresh read and the writes. */
+  private Result remove(AddressObject key, OrphanReason seen, OrphanRules.Facts facts) {
     IPAddress fresh =
         client.resources(IPAddress.class).inNamespace(key.namespace()).withName(key.name()).get();
-    if (fresh == null || !key.uid().equals(fresh.getMetadata().getUid())) {
-      sightings.forget(key);
-      return Optional.empty();
+    if (fresh == null) {
+      return new Result(Outcome.GONE, null, Optional.empty(), false);
     }
-    Optional<OrphanRules.Verdict> now = OrphanRules.classify(fresh, ClusterFacts.uncached(client));
-    sightings.forget(key);
-    if (now.isEmpty() || now.get().reason() != seen.reason()) {
-      return Optional.empty();
+    if (!key.uid().equals(fresh.getMetadata().getUid())) {
+      return new Result(Outcome.REPLACED, fresh, Optional.empty(), false);
+    }
+    Optional<OrphanRules.Verdict> now = OrphanRules.classify(fresh, facts);
+    if (now.isEmpty()) {
+      return new Result(Outcome.NOT_ORPHANED, fresh, now, false);
+    }
+    if (now.get().reason() != seen) {
+      return new Result(Outcome.OTHER_REASON, fresh, now, false);
     }
     OrphanRules.Removal removal = OrphanRules.Removal.of(fresh, now.get());
     String what =
@@ -134,23 +190,29 @@ final class OrphanRemover {
     if (removal.delete()) {
       PreconditionedDelete.Outcome outcome =
           delete.address(key.namespace(), key.name(), key.uid()).outcome();
+      if (outcome == PreconditionedDelete.Outcome.GONE) {
+        return new Result(Outcome.GONE, fresh, now, false);
+      }
       if (outcome != PreconditionedDelete.Outcome.DELETED) {
-        return Optional.empty();
+        return new Result(Outcome.CHANGED, fresh, now, false);
       }
       String message = "removed orphaned " + what + ": " + now.get().detail();
       log.info("{}", message);
-      metrics.orphanRemoved(seen.reason().label());
+      metrics.orphanRemoved(seen.label());
       events.record(fresh, EventRecorder.Type.Normal, "OrphanRemoved", message);
     }
     boolean attached = AddressLifecycle.attached(fresh);
     if (removal.endAttachment()) {
       attached = endAttachment(key, fresh, what, now.get()) == AttachmentFinalizer.Outcome.CHANGING;
+      if (attached && !removal.delete()) {
+        return new Result(Outcome.CHANGED, fresh, now, false);
+      }
     }
     List<String> finalizers = fresh.getMetadata().getFinalizers();
     boolean othersHold =
         finalizers != null
             && finalizers.stream().anyMatch(f -> !ApiConstants.FINALIZER_ATTACHMENT.equals(f));
-    return Optional.of(new Done(!attached && !othersHold));
+    return new Result(Outcome.REMOVED, fresh, now, !attached && !othersHold);
   }
 
   /** Removes {@code kipam.io/attachment} of an address whose Node is gone. */

@@ -79,7 +79,7 @@ public final class CheckCommand {
    * "cannot reach the API server …: …" or "the API server … refused to read ipaddresses.kipam.io:
    * 403 …", one line.
    */
-  static String failure(KubernetesClientException e, String server) {
+  public static String failure(KubernetesClientException e, String server) {
     String what = object(e);
     if (e.getCode() <= 0) {
       Throwable cause = e;
@@ -117,7 +117,7 @@ public final class CheckCommand {
     return resource + " " + (e.getNamespace() == null ? "" : e.getNamespace() + "/") + e.getName();
   }
 
-  private static String oneLine(String text) {
+  public static String oneLine(String text) {
     return text == null ? "" : text.replaceAll("\\s*\\R\\s*", " ").trim();
   }
 }

@@ -52,10 +52,12 @@ public record CheckReport(int addresses, int blocks, List<PoolRow> pools, List<P
    * An IPAddress orphaned now: the operator removes it after the grace period if it stays so.
    *
    * @param address namespace/name
+   * @param uid the IPAddress's UID, so that a later removal touches this object only
    * @param reason {@code pod}, {@code block} or {@code node}
    * @param detail the missing object, e.g. "its Node n1 does not exist"
    */
-  public record Orphan(String pool, String address, String ip, String reason, String detail)
+  public record Orphan(
+      String pool, String address, String uid, String ip, String reason, String detail)
       implements Problem {
     @Override
     public String kind() {
@@ -65,8 +67,8 @@ public record CheckReport(int addresses, int blocks, List<PoolRow> pools, List<P
     @Override
     public Map<String, Object> json() {
       return object(
-          "kind", kind(), "pool", pool, "address", address, "ip", ip, "reason", reason, "detail",
-          detail);
+          "kind", kind(), "pool", pool, "address", address, "uid", uid, "ip", ip, "reason", reason,
+          "detail", detail);
     }
   }
 

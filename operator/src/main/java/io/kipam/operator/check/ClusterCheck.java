@@ -94,6 +94,7 @@ public final class ClusterCheck {
                                   new CheckReport.Orphan(
                                       pool,
                                       AddressObject.of(address).toString(),
+                                      address.getMetadata().getUid(),
                                       address.getSpec().getIp(),
                                       v.reason().label(),
                                       v.detail())));

@@ -22,6 +22,7 @@ class ReportWriterTest {
               new CheckReport.Orphan(
                   "pods",
                   "a/pods.10-0-0-2",
+                  "uid-2",
                   "10.0.0.2",
                   "pod",
                   "its Pod a/web (uid u1) does not exist"),

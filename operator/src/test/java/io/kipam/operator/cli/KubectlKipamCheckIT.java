@@ -1,0 +1,90 @@
+package io.kipam.operator.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.WithControlPlane;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code kubectl kipam check} through kubectl and the launcher is {@code kipam-operator check}:
+ * exit 0 and "no problems found" for a clean pool, exit 1 with the orphan (and its UID in the JSON)
+ * once an address in one of three namespaces (chosen by a printed seed) names a Pod that is gone,
+ * exit 2 and one line when the API server cannot be reached.
+ */
+@WithControlPlane(crds = true)
+class KubectlKipamCheckIT {
+
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = controlPlane.client();
+  private final ClusterObjects objects = new ClusterObjects(client);
+  private final Plugin plugin = new Plugin(controlPlane);
+
+  @Test
+  void isKipamOperatorCheck() throws Exception {
+    long seed = new Random().nextLong();
+    System.out.println("seed " + seed);
+    Random random = new Random(seed);
+    List<String> namespaces = new ArrayList<>();
+    for (String prefix : List.of("team-a", "team-b", "team-c")) {
+      namespaces.add(Fixtures.namespace(client, prefix));
+    }
+    String node = Fixtures.uniqueName("worker");
+    Fixtures.registerNode(client, node);
+    IPPool pool =
+        objects.pool(Fixtures.uniqueName("pods"), "10.67.0.0/24", 28, Fixtures.uniqueName("net"));
+    String name = pool.getMetadata().getName();
+    String block = objects.block(pool, "10.67.0.0/28", node, 4).getMetadata().getName();
+    for (int i = 0; i < 3; i++) {
+      String ns = namespaces.get(i);
+      objects.address(ns, name, block, node, "10.67.0." + (1 + i), objects.pod(ns, "web"), true);
+    }
+
+    Plugin.Run clean = plugin.kipam("check", "--pool", name);
+    assertThat(clean.code()).as("stderr: %s", clean.err()).isZero();
+    assertThat(clean.out()).endsWith("no problems found\n");
+
+    String ns = namespaces.get(random.nextInt(3));
+    IPAddress orphan =
+        objects.address(
+            ns,
+            name,
+            block,
+            node,
+            "10.67.0.9",
+            new PodReference("web", UUID.randomUUID().toString()),
+            false);
+    Plugin.Run text = plugin.kipam("check", "--pool", name);
+    assertThat(text.code()).isEqualTo(1);
+    assertThat(text.out())
+        .contains(ns + "/" + orphan.getMetadata().getName() + "  10.67.0.9")
+        .endsWith("1 problem found\n");
+    Plugin.Run json = plugin.kipam("check", "--pool", name, "-o", "json");
+    assertThat(json.code()).isEqualTo(1);
+    JsonNode problem = new ObjectMapper().readTree(json.out()).get("problems").get(0);
+    assertThat(problem.get("uid").asText()).isEqualTo(orphan.getMetadata().getUid());
+
+    int closed;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = socket.getLocalPort();
+    }
+    Plugin.Run down = plugin.kipam(controlPlane.kubeconfigVia(closed), "check");
+    assertThat(down.code()).isEqualTo(2);
+    assertThat(down.err())
+        .startsWith("kipam-operator check: cannot reach the API server")
+        .hasLineCount(1);
+  }
+}

@@ -123,6 +123,24 @@ class DocumentedCommandsE2E {
                       contains(
                           "api/src/test/java/io/kipam/api/install/InstallManifestsIT.java",
                           "KipamInstall.apply(controlPlane)"))),
+          // The plugin's examples name the pools and addresses of the test that printed them.
+          Rule.of(
+              Kind.RUN_ELSEWHERE,
+              "kubectl kipam (pools|who-has|check|release) .*",
+              "operator/src/test/java/io/kipam/operator/cli/KubectlKipam*IT.java",
+              c -> {
+                String command = c.command().split(" ")[2];
+                String test =
+                    switch (command) {
+                      case "pools" -> "KubectlKipamPoolsIT";
+                      case "who-has" -> "KubectlKipamWhoHasIT";
+                      case "check" -> "KubectlKipamCheckIT";
+                      default -> "KubectlKipamReleaseIT";
+                    };
+                return contains(
+                    "operator/src/test/java/io/kipam/operator/cli/" + test + ".java",
+                    "plugin.kipam(\"" + command + "\"");
+              }),
           // Here kipam is installed already, from config/default; a real node of its own installs
           // the chart (with values for that node's paths and API server).
           Rule.of(
@@ -286,8 +304,14 @@ class DocumentedCommandsE2E {
               .redirectError(stderr.toFile());
       Map<String, String> env = builder.environment();
       env.put("KUBECONFIG", node.kubeconfig().toString());
+      // kubectl of the node's control plane, and the kubectl kipam plugin of the build.
       env.put(
-          "PATH", node.controlPlane().binary("kubectl").getParent() + ":" + System.getenv("PATH"));
+          "PATH",
+          node.controlPlane().binary("kubectl").getParent()
+              + ":"
+              + ROOT.resolve("operator/src/main/dist")
+              + ":"
+              + System.getenv("PATH"));
       env.put("CONTAINERD_ADDRESS", node.containerdSocket().toString());
       Process process = builder.start();
       process.getOutputStream().close();

@@ -40,17 +40,17 @@ import java.util.function.Consumer;
  * owner references as its {@code KubernetesStore}), standing in for a daemon where the daemon is
  * not the subject of the test; nothing here writes what the operator owns.
  */
-final class Kipam {
+public final class Kipam {
 
   private static final String FINALIZER = ApiConstants.FINALIZER_ATTACHMENT;
 
   private final KubernetesClient client;
 
-  Kipam(KubernetesClient client) {
+  public Kipam(KubernetesClient client) {
     this.client = client;
   }
 
-  IPPool createPool(String name, String cidr, int blockSize, String network) {
+  public IPPool createPool(String name, String cidr, int blockSize, String network) {
     IPPoolSpec spec = new IPPoolSpec();
     spec.setCidr(cidr);
     spec.setBlockSize(blockSize);
@@ -79,7 +79,7 @@ final class Kipam {
   }
 
   /** {@code address} as the API server holds it now; null once it is gone. */
-  IPAddress current(IPAddress address) {
+  public IPAddress current(IPAddress address) {
     return client
         .resources(IPAddress.class)
         .inNamespace(address.getMetadata().getNamespace())
@@ -272,7 +272,7 @@ final class Kipam {
    * writes it, held by {@code kipam.io/attachment}; with an ownerReference to the Pod when {@code
    * owned}. The block and the node are names only: they need not exist.
    */
-  IPAddress allocateTo(
+  public IPAddress allocateTo(
       String namespace,
       String pool,
       String block,
@@ -324,7 +324,7 @@ final class Kipam {
   }
 
   /** A release as kipam-node's DEL makes it: the delete, then the end of the attachment. */
-  void delete(IPAddress address) {
+  public void delete(IPAddress address) {
     client.resource(address).delete();
     endAttachment(address);
   }
@@ -360,7 +360,7 @@ final class Kipam {
    * A Pod of no node (there is no kubelet, and the pod garbage collector deletes Pods bound to a
    * Node that is gone), for an address to name.
    */
-  PodReference pod(String namespace, String name) {
+  public PodReference pod(String namespace, String name) {
     Pod pod =
         client
             .pods()

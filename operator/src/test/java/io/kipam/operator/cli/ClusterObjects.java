@@ -2,47 +2,36 @@ package io.kipam.operator.cli;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPBlockStatus;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.operator.Kipam;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.UUID;
 
 /**
  * Pools, blocks, addresses and Pods as kipam-node and kubelet-less tests write them, for the
- * plugin's tests (the operator package's own fixture is package-private there).
+ * plugin's tests: the operator's fixture {@link Kipam}, and blocks whose daemon reported a count.
  */
 final class ClusterObjects {
 
   private final KubernetesClient client;
+  private final Kipam kipam;
 
   ClusterObjects(KubernetesClient client) {
     this.client = client;
+    this.kipam = new Kipam(client);
   }
 
   IPPool pool(String name, String cidr, int blockSize, String network) {
-    IPPoolSpec spec = new IPPoolSpec();
-    spec.setCidr(cidr);
-    spec.setBlockSize(blockSize);
-    spec.setNetwork(network);
-    IPPool pool = new IPPool();
-    pool.setMetadata(new ObjectMetaBuilder().withName(name).build());
-    pool.setSpec(spec);
-    return client.resource(pool).create();
+    return kipam.createPool(name, cidr, blockSize, network);
   }
 
   /** A block of {@code node} whose daemon reported {@code allocated} addresses in it. */
@@ -86,32 +75,7 @@ final class ClusterObjects {
       String ip,
       PodReference pod,
       boolean owned) {
-    ObjectMetaBuilder meta =
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
-            .withNamespace(namespace)
-            .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, pool,
-                    ApiConstants.LABEL_NODE, node,
-                    ApiConstants.LABEL_NETWORK, "kipam-test"));
-    if (owned) {
-      meta.withOwnerReferences(owner(pod));
-    }
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(pool);
-    spec.setBlock(block);
-    spec.setNode(node);
-    spec.setNetwork("kipam-test");
-    spec.setPod(pod);
-    spec.setContainerID("container-" + UUID.randomUUID());
-    spec.setInterfaceName("eth0");
-    IPAddress object = new IPAddress();
-    object.setMetadata(meta.build());
-    object.setSpec(spec);
-    return client.resource(object).create();
+    return kipam.allocateTo(namespace, pool, block, node, ip, pod, owned);
   }
 
   static io.fabric8.kubernetes.api.model.OwnerReference owner(PodReference pod) {
@@ -126,54 +90,15 @@ final class ClusterObjects {
 
   /** A Pod of no node (there is no kubelet), for an address to name. */
   PodReference pod(String namespace, String name) {
-    Pod pod =
-        client
-            .pods()
-            .inNamespace(namespace)
-            .resource(
-                new PodBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .endMetadata()
-                    .withNewSpec()
-                    .addNewContainer()
-                    .withName("app")
-                    .withImage("registry.invalid/app:1")
-                    .endContainer()
-                    .endSpec()
-                    .build())
-            .create();
-    return new PodReference(name, pod.getMetadata().getUid());
+    return kipam.pod(namespace, name);
   }
 
   IPAddress current(IPAddress address) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(address.getMetadata().getNamespace())
-        .withName(address.getMetadata().getName())
-        .get();
+    return kipam.current(address);
   }
 
   /** Deletes the address and ends its attachment, as a DEL on its node does. */
   void release(IPAddress address) {
-    var resource =
-        client
-            .resources(IPAddress.class)
-            .inNamespace(address.getMetadata().getNamespace())
-            .withName(address.getMetadata().getName());
-    resource.delete();
-    try {
-      resource.edit(
-          a -> {
-            a.getMetadata().getFinalizers().remove(ApiConstants.FINALIZER_ATTACHMENT);
-            return a;
-          });
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != 404) {
-        throw e;
-      }
-    }
-    resource.waitUntilCondition(
-        java.util.Objects::isNull, 30, java.util.concurrent.TimeUnit.SECONDS);
+    kipam.delete(address);
   }
 }

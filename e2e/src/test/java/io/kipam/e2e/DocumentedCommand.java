@@ -57,18 +57,35 @@ record DocumentedCommand(String file, int line, String command, List<String> sho
         throw new UncheckedIOException("cannot read " + file, e);
       }
       String tag = null;
+      boolean prompted = false;
       for (int i = 0; i < lines.size(); i++) {
         Matcher fence = FENCE.matcher(lines.get(i));
         if (fence.matches()) {
           tag = tag == null ? fence.group(2) : null;
+          prompted = tag != null && promptedBlock(lines, i + 1);
         } else if (tag != null
             && !tag.equals("sh")
+            && !prompted
             && COMMAND_START.matcher(lines.get(i).strip()).matches()) {
           found.add(root.relativize(file) + ":" + (i + 1) + "  " + lines.get(i).strip());
         }
       }
     }
     return found;
+  }
+
+  /**
+   * Whether the fenced block starting at line {@code from} shows its commands after {@code $ }:
+   * then its other lines are what they printed, even one that starts like a command (a tool's error
+   * message names the tool).
+   */
+  private static boolean promptedBlock(List<String> lines, int from) {
+    for (int i = from; i < lines.size() && !FENCE.matcher(lines.get(i)).matches(); i++) {
+      if (lines.get(i).startsWith("$ ")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static List<Path> pages(Path root) {

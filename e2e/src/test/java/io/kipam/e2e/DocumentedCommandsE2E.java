@@ -173,6 +173,22 @@ class DocumentedCommandsE2E {
                           "e2e/src/test/java/io/kipam/e2e/RealNodeQuickstart.java",
                           "show(\"get\", \"pods\", \"-n\", namespace, \"-o\", \"wide\")"),
                       runHere(c, c.command().replaceFirst("demo-\\w+", "shop")))),
+          // Writes the reader's ~/.local/bin; the plugin's tests link the launcher into a
+          // temporary directory on kubectl's PATH (Plugin), and runHere puts its directory there.
+          Rule.of(
+              Kind.NOT_RUN,
+              "ln -s \"\\$PWD/operator/src/main/dist/kubectl-kipam\" .*",
+              "writes the reader's ~/.local/bin; the plugin's tests link the launcher into a"
+                  + " temporary directory",
+              c ->
+                  merge(
+                      problems(
+                          Files.isRegularFile(ROOT.resolve("operator/src/main/dist/kubectl-kipam")),
+                          "operator/src/main/dist/kubectl-kipam does not exist"),
+                      contains(
+                          "operator/src/test/java/io/kipam/operator/cli/Plugin.java",
+                          "Files.createSymbolicLink(",
+                          "src/main/dist/kubectl-kipam"))),
           // Installs into the host's /opt/cni/bin; InstallKipamTest runs the script with the same
           // arguments but a temporary directory (Installer, CniPluginBuild).
           Rule.of(

@@ -3,6 +3,10 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.runtime.Checkpoint;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,14 +32,31 @@ public final class SlotConverter {
 
   private static final Logger log = LoggerFactory.getLogger(SlotConverter.class);
 
+  /**
+   * How long an address whose sub-claim create met another's sub-claim is left alone: it is this
+   * node's own sub-claim, which the block watch brings at once and which then counts, or another
+   * node's, which may stay for good; either way trying again every round only writes.
+   */
+  static final Duration TAKEN_RETRY = Duration.ofSeconds(60);
+
   private final Ledger ledger;
   private final AllocationStore store;
   private final BlockStatusStore status;
+  private final LongSupplier nanoTime;
+
+  /** Addresses (pool and IP) met sub-claimed, and when a create may be tried again. */
+  private final Map<AddressKey, Long> taken = new HashMap<>();
 
   public SlotConverter(Ledger ledger, AllocationStore store, BlockStatusStore status) {
+    this(ledger, store, status, System::nanoTime);
+  }
+
+  SlotConverter(
+      Ledger ledger, AllocationStore store, BlockStatusStore status, LongSupplier nanoTime) {
     this.ledger = ledger;
     this.store = store;
     this.status = status;
+    this.nanoTime = nanoTime;
   }
 
   /** Moves every requested conversion of this node's slots as far as it can go now. */
@@ -61,7 +82,13 @@ public final class SlotConverter {
     if (conversion.missing().isEmpty()) {
       return true;
     }
+    long now = nanoTime.getAsLong();
+    taken.values().removeIf(retry -> retry - now <= 0);
     for (IpAddress ip : conversion.missing()) {
+      AddressKey address = new AddressKey(slot.pool(), ip);
+      if (taken.containsKey(address)) {
+        continue;
+      }
       String uid;
       try {
         uid = store.claimSubClaim(slot.pool(), ip, ledger.node(), slot.cidr());
@@ -72,11 +99,15 @@ public final class SlotConverter {
       }
       if (uid == null) {
         ledger.blocks().subClaimTaken(slot.pool(), ip);
-        log.info(
-            "address {} of slot {} being converted is sub-claimed already; it counts once this"
-                + " node's block watch shows the sub-claim as this node's",
+        taken.put(address, now + TAKEN_RETRY.toNanos());
+        log.warn(
+            "address {} of slot {} being converted is sub-claimed already: it counts once this"
+                + " node's block watch shows the sub-claim as this node's; another node's never"
+                + " does, and the slot stays closed and Exclusive while it exists (tried again in"
+                + " {} s)",
             ip,
-            slot.cidr());
+            slot.cidr(),
+            TAKEN_RETRY.toSeconds());
         continue;
       }
       ledger

@@ -175,6 +175,41 @@ class SlotConverterTest {
         .isEqualTo(29);
   }
 
+  /**
+   * Another node's sub-claim of an address this node holds (made before the admission policy
+   * refused it, or by hand) would let that node give the address back once the slot is Shared: it
+   * never counts, the slot stays Exclusive, and the create is not tried again every round.
+   */
+  @Test
+  void anotherNodesSubClaimOfAHeldAddressNeverCountsAndTheSlotStaysExclusive() {
+    long[] now = {0};
+    SlotConverter timed = new SlotConverter(a.ledger, fixture.store, fixture.status, () -> now[0]);
+    BlockRef slot = slotWith(pool(0), 2);
+    IpAddress held = addressOf(0);
+    assertThat(fixture.store.claimSubClaim("p", held, "node-b", slot.cidr())).isNotNull();
+
+    fixture.status.requestShare(slot, "t1");
+    for (int round = 0; round < 5; round++) {
+      timed.convert();
+      now[0] += Duration.ofSeconds(1).toNanos();
+    }
+
+    assertThat(fixture.status.status(slot).shared()).as("still Exclusive").isFalse();
+    assertThat(subClaimsOf(slot, "node-a")).containsExactly(addressOf(1));
+    assertThat(subClaimsOf(slot, "node-b")).containsExactly(held);
+
+    // Once node-b's sub-claim is gone, the next try after the pause finishes the conversion.
+    Cidr host = Cidr.of(held, 32);
+    fixture.store.releaseBlock(
+        "p", host, fixture.store.blocks.get(ResourceNames.blockName("p", host)).uid());
+    now[0] += SlotConverter.TAKEN_RETRY.toNanos();
+    timed.convert();
+    timed.convert();
+    timed.convert();
+    assertThat(subClaimsOf(slot, "node-a")).containsExactlyInAnyOrder(held, addressOf(1));
+    assertThat(fixture.status.status(slot).shared()).isTrue();
+  }
+
   @Test
   void nothingHappensWithoutARequest() {
     PoolView pool = pool(0);

@@ -39,8 +39,11 @@ public final class TestBlocks {
             IPBlockSpec.subClaim(pool, cidr, node, parent));
     Map<String, String> labels = subClaim.getMetadata().getLabels();
     labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(cidr)));
-    // The parent's label is its CIDR's; its name is the pool's name, a dot and that label.
-    labels.put(ApiConstants.LABEL_PARENT, parent.substring(pool.length() + 1));
+    // The parent's label is its CIDR's; its name is the pool's name, a dot and that label. (Tests
+    // of bad sub-claims name parents of other shapes: they go without the label.)
+    if (parent != null && parent.startsWith(pool + ".")) {
+      labels.put(ApiConstants.LABEL_PARENT, parent.substring(pool.length() + 1));
+    }
     return subClaim;
   }
 

@@ -59,7 +59,7 @@ class KubectlKipamTest {
     assertThat(run.err())
         .isEqualTo(
             "kubectl kipam: unknown command free (commands: check, pools, who-has, release,"
-                + " help)\n");
+                + " import, help)\n");
   }
 
   @Test

@@ -406,6 +406,11 @@ public final class ImportPlanner {
       }
       LivePod pod = r.podRef() == null ? null : state.pods().get(r.podRef());
       if (pod == null || pod.finished()) {
+        if (leaked.stream()
+            .anyMatch(
+                l -> l.ip().equals(ip.toString()) && Objects.equals(l.podRef(), r.podRef()))) {
+          continue; // listed already, from its pool's allocation
+        }
         leaked.add(
             new Leaked(
                 object,

@@ -125,6 +125,7 @@ class ImportPlannerTest {
             List.of(red),
             List.of(
                 new Reservation("kube-system", "10.70.0.9", "c9", "a/ghost", "net1"),
+                new Reservation("kube-system", "10.70.0.5", "c", "a/done", "net1"),
                 new Reservation("kube-system", "10.70.0.6", "c", "a/live", "net1"),
                 new Reservation("kube-system", "10.70.0.7", "c", "a/live", "net1")),
             pods,

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
@@ -138,7 +139,7 @@ class WhereaboutsImportIT {
 
     // The dry run prints the plan and writes nothing.
     long before = kipamObjects();
-    Run dry = kubectlKipam("import", "whereabouts", "--dry-run");
+    Run dry = kubectlKipam("import", "whereabouts", "--dry-run", "-n", whereabouts.namespace);
     System.out.println("dry run: " + dry.summary());
     assertThat(dry.code()).as(dry.out() + dry.err()).isZero();
     assertThat(dry.out())
@@ -148,7 +149,7 @@ class WhereaboutsImportIT {
     assertThat(kipamObjects()).as("kipam objects after the dry run").isEqualTo(before);
 
     // The real run writes it; the pools come out Ready.
-    Run real = kubectlKipam("import", "whereabouts");
+    Run real = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
     System.out.println("import: " + real.summary());
     assertThat(real.code()).as(real.out() + real.err()).isZero();
     assertThat(real.out()).contains("0 conflicts");
@@ -176,7 +177,7 @@ class WhereaboutsImportIT {
 
     // Once more: nothing changes.
     long afterImport = kipamObjects();
-    Run again = kubectlKipam("import", "whereabouts");
+    Run again = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
     System.out.println("import again: " + again.summary());
     assertThat(again.code()).as(again.out() + again.err()).isZero();
     assertThat(again.out()).contains("; 0 objects to create").contains("written: 0 created");
@@ -252,6 +253,190 @@ class WhereaboutsImportIT {
     System.out.printf(
         "%d imported pods deleted: their IPAddresses gone in %.1f s%n",
         deleted.size(), (System.nanoTime() - started) / 1e9);
+  }
+
+  /**
+   * Acceptance 4: the documented switch-over while pods of the network are started all along by 4
+   * starters (as controllers would), each ADD through what the NetworkAttachmentDefinition says at
+   * that moment (whereabouts, then kipam). The hold is a ValidatingAdmissionPolicy refusing new
+   * pods in the network's namespaces; the starters retry refused creates.
+   */
+  @Test
+  void theSwitchOverWhilePodsAreStartedThroughoutNeverGivesAnAddressTwice() throws Exception {
+    System.out.println(
+        "WhereaboutsImportIT switch-over seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    Path dir = Files.createTempDirectory("kipam-whereabouts-switch-it");
+    Whereabouts whereabouts = Whereabouts.install(client, controlPlane.adminKubeconfig(), dir);
+    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.174.1.0/24", 28, 0));
+    List<String> namespaces = NodeRig.namespaces(client, "wbswitch");
+    NodeRig.startAll(controlPlane, client, dir, namespaces, boot, NODES, rigs);
+    String nad =
+        nad(
+            namespaces.get(0),
+            "green",
+            wbIpam(whereabouts, "10.175.0.0/23", "\"range_start\":\"10.175.0.10\""));
+    String pool = "wb-10-175-0-0-23";
+    Map<String, NodeRig> byNode = new HashMap<>();
+    rigs.forEach(r -> byNode.put(r.node, r));
+    String hold = Fixtures.uniqueName("hold");
+    for (String namespace : namespaces) {
+      Fixtures.label(client.namespaces().withName(namespace), "kipam-test-hold", hold);
+    }
+
+    List<Attached> attached = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.atomic.AtomicInteger inFlight =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger refused =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicInteger next =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ExecutorService starters = Executors.newFixedThreadPool(4);
+    List<Future<?>> running = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      Random own = new Random(seed + t);
+      running.add(
+          starters.submit(
+              () -> {
+                while (!stop.get()) {
+                  String namespace = namespaces.get(own.nextInt(namespaces.size()));
+                  NodeRig rig = rigs.get(own.nextInt(rigs.size()));
+                  String name = "sw-" + next.incrementAndGet();
+                  // In flight from before the create until the ADD is over: once the hold
+                  // refuses creates and nothing is in flight, no ADD of the network is under way.
+                  inFlight.incrementAndGet();
+                  Pod pod;
+                  try {
+                    pod = Cluster.pod(client, namespace, name, rig.node);
+                  } catch (io.fabric8.kubernetes.client.KubernetesClientException held) {
+                    refused.incrementAndGet();
+                    inFlight.decrementAndGet();
+                    Thread.sleep(100); // a controller's back-off
+                    continue;
+                  }
+                  try {
+                    String config = nadConfig("green", Map.of("green", nad));
+                    CniCall.Outcome added;
+                    String via;
+                    if (config.contains("\"whereabouts\"")) {
+                      via = "whereabouts";
+                      added =
+                          whereabouts.call(
+                              "ADD", pod, "c-" + pod.getMetadata().getUid(), "net1", config);
+                    } else {
+                      via = "kipam";
+                      String withSocket = kipamConfig(nad, rig);
+                      added =
+                          CniCall.whileTryAgain(
+                              () ->
+                                  CniCall.run(
+                                      rig.kipam,
+                                      CniCall.env(
+                                          "ADD",
+                                          "k-" + pod.getMetadata().getUid(),
+                                          "net1",
+                                          namespace,
+                                          name,
+                                          pod.getMetadata().getUid()),
+                                      withSocket),
+                              Duration.ofSeconds(60));
+                    }
+                    assertThat(added.ok()).as(via + " " + added.stdout()).isTrue();
+                    attached.add(new Attached(pod, via, added.ip()));
+                  } finally {
+                    inFlight.decrementAndGet();
+                  }
+                }
+                return null;
+              }));
+    }
+    try {
+      await().atMost(Duration.ofSeconds(120)).until(() -> attached.size() >= 100);
+
+      // 2. Hold: new pods of the network are refused; wait for the ADDs under way.
+      long holdStarted = System.nanoTime();
+      HasMetadata[] policy = holdPolicy(hold);
+      await("the hold refuses new pods")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> refused.get() > 0 && inFlight.get() == 0);
+      int beforeImport = attached.size();
+      // 3. Import, 4. switch, 5. import again.
+      Run first = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
+      System.out.println("import: " + first.summary());
+      assertThat(first.code()).as(first.out() + first.err()).isZero();
+      awaitReady(pool);
+      switchToKipam(nad, "green", pool);
+      Run second = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
+      System.out.println("import after the switch: " + second.summary());
+      assertThat(second.code()).as(second.out() + second.err()).isZero();
+      assertThat(second.out()).contains("; 0 objects to create");
+      // 6. Release the hold.
+      for (HasMetadata object : policy) {
+        client.resource(object).delete();
+      }
+      double held = (System.nanoTime() - holdStarted) / 1e9;
+      System.out.printf(
+          "hold: %.1f s (%d pod creates refused meanwhile); %d pods attached before it%n",
+          held, refused.get(), beforeImport);
+      await().atMost(Duration.ofSeconds(120)).until(() -> attached.size() >= beforeImport + 100);
+    } finally {
+      stop.set(true);
+      starters.shutdown();
+    }
+    for (Future<?> f : running) {
+      f.get();
+    }
+    Map<String, Long> byVia =
+        attached.stream().collect(Collectors.groupingBy(Attached::network, Collectors.counting()));
+    System.out.println("switch-over: pods attached " + byVia);
+    assertThat(byVia.keySet()).containsExactlyInAnyOrder("whereabouts", "kipam");
+    Set<String> seen = new HashSet<>();
+    for (Attached a : attached) {
+      assertThat(seen.add(a.ip())).as(a.ip() + " held twice (" + a.ref() + ")").isTrue();
+    }
+    Map<String, Long> held =
+        Cluster.addresses(client, pool).stream()
+            .collect(Collectors.groupingBy(a -> a.getSpec().getIp(), Collectors.counting()));
+    assertThat(held.values()).allMatch(n -> n == 1);
+    assertThat(held).hasSize(attached.size());
+    System.out.printf(
+        "switch-over: %d pods, %d distinct addresses, none twice%n", attached.size(), seen.size());
+  }
+
+  /**
+   * A ValidatingAdmissionPolicy (and binding) refusing pod creates in namespaces labelled {@code
+   * hold}.
+   */
+  private HasMetadata[] holdPolicy(String hold) {
+    String yaml =
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {name: %1$s}
+        spec:
+          failurePolicy: Fail
+          matchConstraints:
+            namespaceSelector: {matchLabels: {kipam-test-hold: %1$s}}
+            resourceRules:
+            - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
+          validations:
+          - {expression: "false", message: "new pods of this network are held while it moves to kipam"}
+        ---
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {name: %1$s}
+        spec: {policyName: %1$s, validationActions: [Deny]}
+        """
+            .formatted(hold);
+    List<HasMetadata> objects =
+        client
+            .load(new java.io.ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8)))
+            .items();
+    for (HasMetadata object : objects) {
+      client.resource(object).create();
+    }
+    return objects.toArray(HasMetadata[]::new);
   }
 
   private interface Attach {

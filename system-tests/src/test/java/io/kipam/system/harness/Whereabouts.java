@@ -22,12 +22,20 @@ public final class Whereabouts {
   public final Path dir;
   public final Path settings;
 
-  private Whereabouts(Path dir, Path settings) {
+  /** whereabouts' namespace: where it keeps its IPPools and reservations. */
+  public final String namespace;
+
+  private Whereabouts(Path dir, Path settings, String namespace) {
     this.dir = dir;
     this.settings = settings;
+    this.namespace = namespace;
   }
 
-  /** Builds (or reuses) whereabouts, installs its CRDs, writes its settings into {@code work}. */
+  /**
+   * Builds (or reuses) whereabouts, installs its CRDs, and writes into {@code work} its settings
+   * with a kubeconfig whose context names a namespace of its own (whereabouts keeps its records in
+   * the namespace of its kubeconfig's context), so the records of one test are its own.
+   */
   public static Whereabouts install(KubernetesClient client, Path kubeconfig, Path work)
       throws Exception {
     Exec.Result built =
@@ -51,15 +59,23 @@ public final class Whereabouts {
         }
       }
     }
+    String namespace = Fixtures.namespace(client, "wb-system");
+    String context = "  context:\n";
+    String config = Files.readString(kubeconfig);
+    if (!config.contains(context)) {
+      throw new IllegalStateException("no context in " + kubeconfig);
+    }
+    Path own = work.resolve("whereabouts.kubeconfig");
+    Files.writeString(own, config.replace(context, context + "    namespace: " + namespace + "\n"));
     // whereabouts reads its settings from a file of its own, as its DaemonSet installs one.
     Path settings = work.resolve("whereabouts.conf");
     Files.writeString(
         settings,
         "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
             + "{\"kubeconfig\":\""
-            + kubeconfig
+            + own
             + "\"}}");
-    return new Whereabouts(dir, settings);
+    return new Whereabouts(dir, settings, namespace);
   }
 
   /**

@@ -58,6 +58,8 @@ public record ImportPlan(
   public long toCreate() {
     return pools.stream().filter(p -> !p.present()).count()
         + slots.stream().filter(s -> !s.present()).count()
-        + addresses.stream().filter(a -> !a.present()).count();
+        + addresses.stream().filter(a -> !a.present()).count()
+        // a sub-claim is written with its address (and found again with it on a second run)
+        + addresses.stream().filter(a -> a.subClaim() && !a.present()).count();
   }
 }

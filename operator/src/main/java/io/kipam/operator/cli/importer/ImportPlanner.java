@@ -108,6 +108,7 @@ public final class ImportPlanner {
       pools.add(new PlannedPool(name, spec, entry.getKey(), nads, existing != null));
       useOf.put(name, first);
     }
+    switchedOver(uses.keySet(), wbPools, state, pools, useOf);
     dropOverlaps(pools, useOf, state, problems);
 
     List<PlannedAddress> addresses = new ArrayList<>();
@@ -145,6 +146,52 @@ public final class ImportPlanner {
   }
 
   private record Use(WhereaboutsNetwork network, WhereaboutsRange range) {}
+
+  /**
+   * whereabouts IPPools whose NetworkAttachmentDefinitions have been switched to kipam already (the
+   * import after the switch): imported into the kipam pool an earlier import made of them, found by
+   * its name, with its spec, under the CNI name of a switched NAD that names it.
+   */
+  private static void switchedOver(
+      Set<String> planned,
+      Map<String, WhereaboutsState.Pool> wbPools,
+      WhereaboutsState state,
+      List<PlannedPool> pools,
+      Map<String, Use> useOf) {
+    for (String wbName : wbPools.keySet()) {
+      String name = kipamPoolName(wbName);
+      IPPool existing = state.kipamPools().get(name);
+      if (planned.contains(wbName) || existing == null || existing.getSpec() == null) {
+        continue;
+      }
+      List<SwitchedNetwork> users =
+          state.switched().stream()
+              .filter(n -> n.pools().contains(name))
+              .sorted(java.util.Comparator.comparing(SwitchedNetwork::nad))
+              .toList();
+      if (users.isEmpty()) {
+        continue; // reported as a pool no NAD uses
+      }
+      IPPoolSpec spec = existing.getSpec();
+      WhereaboutsRange range =
+          new WhereaboutsRange(
+              Cidr.parse(spec.getCidr()),
+              spec.getRangeStart() == null ? null : IpAddress.parse(spec.getRangeStart()),
+              spec.getRangeEnd() == null ? null : IpAddress.parse(spec.getRangeEnd()),
+              spec.getExclude() == null ? List.of() : List.copyOf(spec.getExclude()),
+              spec.getGateway());
+      WhereaboutsNetwork network =
+          new WhereaboutsNetwork(
+              users.get(0).nad(),
+              users.get(0).cniName(),
+              spec.getNetwork() == null ? "" : spec.getNetwork(),
+              List.of(range));
+      pools.add(
+          new PlannedPool(
+              name, spec, wbName, users.stream().map(SwitchedNetwork::nad).toList(), true));
+      useOf.put(name, new Use(network, range));
+    }
+  }
 
   private static boolean sameRange(WhereaboutsRange a, WhereaboutsRange b) {
     return Objects.equals(a.rangeStart(), b.rangeStart())
@@ -391,7 +438,10 @@ public final class ImportPlanner {
       List<Leaked> leaked,
       List<BadInput> problems) {
     Set<String> networks = new TreeSet<>();
+    networks.add("");
     state.networks().forEach(n -> networks.add(n.networkName()));
+    // after the switch, a network's name is known only from the pool an earlier import made
+    pools.forEach(p -> networks.add(p.spec().getNetwork() == null ? "" : p.spec().getNetwork()));
     Set<String> imported =
         addresses.stream()
             .map(a -> a.ip() + " " + a.namespace() + "/" + a.pod())

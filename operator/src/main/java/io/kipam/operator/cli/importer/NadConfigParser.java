@@ -21,7 +21,14 @@ public final class NadConfigParser {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** What one NetworkAttachmentDefinition gave: its network, or the problems that kept it out. */
-  public record Parsed(Optional<WhereaboutsNetwork> network, List<BadInput> problems) {}
+  public record Parsed(
+      Optional<WhereaboutsNetwork> network,
+      Optional<SwitchedNetwork> switched,
+      List<BadInput> problems) {
+    Parsed(Optional<WhereaboutsNetwork> network, List<BadInput> problems) {
+      this(network, Optional.empty(), problems);
+    }
+  }
 
   private NadConfigParser() {}
 
@@ -60,7 +67,7 @@ public final class NadConfigParser {
       path = "spec.config.ipam";
     }
     if (ipam == null) {
-      return new Parsed(Optional.empty(), List.of());
+      return new Parsed(Optional.empty(), kipam(namespace + "/" + name, root), List.of());
     }
     String cniName = root.path("name").asText("");
     if (cniName.isEmpty()) {
@@ -102,6 +109,21 @@ public final class NadConfigParser {
             new WhereaboutsNetwork(
                 namespace + "/" + name, cniName, networkName, List.copyOf(ranges))),
         List.of());
+  }
+
+  /** The kipam IPAM of a switched configuration (single plugin or list), if that is what it is. */
+  private static Optional<SwitchedNetwork> kipam(String nad, JsonNode root) {
+    List<JsonNode> ipams = new ArrayList<>();
+    root.path("plugins").forEach(p -> ipams.add(p.path("ipam")));
+    ipams.add(root.path("ipam"));
+    for (JsonNode ipam : ipams) {
+      if ("kipam".equals(ipam.path("type").asText())) {
+        List<String> pools = new ArrayList<>();
+        ipam.path("pools").forEach(p -> pools.add(p.asText()));
+        return Optional.of(new SwitchedNetwork(nad, root.path("name").asText(""), pools));
+      }
+    }
+    return Optional.empty();
   }
 
   private static Optional<WhereaboutsRange> range(

@@ -31,6 +31,7 @@ public final class WhereaboutsReader {
 
   public static WhereaboutsState read(KubernetesClient client, String whereaboutsNamespace) {
     List<WhereaboutsNetwork> networks = new ArrayList<>();
+    List<SwitchedNetwork> switched = new ArrayList<>();
     List<BadInput> problems = new ArrayList<>();
     for (GenericKubernetesResource nad :
         client
@@ -45,6 +46,7 @@ public final class WhereaboutsReader {
               nad.getMetadata().getName(),
               config instanceof String s ? s : null);
       parsed.network().ifPresent(networks::add);
+      parsed.switched().ifPresent(switched::add);
       problems.addAll(parsed.problems());
     }
     List<Pool> pools = new ArrayList<>();
@@ -125,7 +127,7 @@ public final class WhereaboutsReader {
             a ->
                 addresses.put(a.getMetadata().getNamespace() + "/" + a.getMetadata().getName(), a));
     return new WhereaboutsState(
-        networks, problems, pools, reservations, pods, kipamPools, blocks, addresses);
+        networks, switched, problems, pools, reservations, pods, kipamPools, blocks, addresses);
   }
 
   @SuppressWarnings("unchecked")

@@ -11,6 +11,7 @@ import java.util.Map;
  * name, and what kipam already has of the pools it would write (so a second run sees its first).
  *
  * @param networks the NetworkAttachmentDefinitions whose IPAM is whereabouts, read without problem
+ * @param switched the NetworkAttachmentDefinitions whose IPAM is kipam already
  * @param problems what could not be read
  * @param pools whereabouts' IPPools in its namespace
  * @param reservations whereabouts' OverlappingRangeIPReservations in its namespace
@@ -21,6 +22,7 @@ import java.util.Map;
  */
 public record WhereaboutsState(
     List<WhereaboutsNetwork> networks,
+    List<SwitchedNetwork> switched,
     List<BadInput> problems,
     List<Pool> pools,
     List<Reservation> reservations,

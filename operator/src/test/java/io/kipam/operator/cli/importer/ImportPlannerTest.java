@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
+import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.cli.importer.ImportPlan.PlannedAddress;
 import io.kipam.operator.cli.importer.WhereaboutsState.Allocation;
 import io.kipam.operator.cli.importer.WhereaboutsState.LivePod;
@@ -46,7 +47,7 @@ class ImportPlannerTest {
   private WhereaboutsState state(
       List<WhereaboutsNetwork> networks, List<Pool> pools, Map<String, IPBlock> blocks) {
     return new WhereaboutsState(
-        networks, List.of(), pools, List.of(), pods, Map.of(), blocks, Map.of());
+        networks, List.of(), List.of(), pools, List.of(), pods, Map.of(), blocks, Map.of());
   }
 
   @Test
@@ -103,7 +104,7 @@ class ImportPlannerTest {
               assertThat(l.podRef()).isEqualTo("a/gone");
               assertThat(l.why()).isEqualTo("the pod does not exist");
             });
-    assertThat(plan.toCreate()).isEqualTo(2 + 2 + 4);
+    assertThat(plan.toCreate()).as("pools, slots, addresses, sub-claims").isEqualTo(2 + 2 + 4 + 2);
   }
 
   @Test
@@ -121,6 +122,7 @@ class ImportPlannerTest {
     var state =
         new WhereaboutsState(
             List.of(RED),
+            List.of(),
             List.of(),
             List.of(red),
             List.of(
@@ -205,6 +207,56 @@ class ImportPlannerTest {
         .asString()
         .contains("spec.allocations[70]")
         .contains("10.70.0.70 of pod a/p1 is excluded (10.70.0.64/28)");
+  }
+
+  @Test
+  void afterTheSwitchAnAllocationWhereaboutsMadeMeanwhileGoesIntoTheImportedPool() {
+    pod("a", "p1", "node-1");
+    pod("a", "late", "node-1");
+    ImportPlan first =
+        ImportPlanner.plan(
+            state(
+                List.of(RED),
+                List.of(
+                    new Pool(
+                        "kube-system",
+                        "10.70.0.0-24",
+                        "10.70.0.0/24",
+                        List.of(new Allocation("1", "c1", "a/p1", "net1")))),
+                Map.of()));
+    IPPool imported = new IPPool();
+    imported.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder()
+            .withName(first.pools().get(0).name())
+            .build());
+    imported.setSpec(first.pools().get(0).spec());
+    // The NAD now names kipam; whereabouts gave one more address during the switch.
+    var state =
+        new WhereaboutsState(
+            List.of(),
+            List.of(new SwitchedNetwork("a/red", "red", List.of("wb-10-70-0-0-24"))),
+            List.of(),
+            List.of(
+                new Pool(
+                    "kube-system",
+                    "10.70.0.0-24",
+                    "10.70.0.0/24",
+                    List.of(
+                        new Allocation("1", "c1", "a/p1", "net1"),
+                        new Allocation("2", "c2", "a/late", "net1")))),
+            List.of(
+                new Reservation("kube-system", "10.70.0.1", "c1", "a/p1", "net1"),
+                new Reservation("kube-system", "10.70.0.2", "c2", "a/late", "net1")),
+            pods,
+            Map.of("wb-10-70-0-0-24", imported),
+            Map.of(),
+            Map.of());
+    ImportPlan again = ImportPlanner.plan(state);
+    assertThat(again.problems()).isEmpty();
+    assertThat(again.pools()).singleElement().satisfies(p -> assertThat(p.present()).isTrue());
+    assertThat(again.addresses())
+        .extracting(a -> a.ip() + " " + a.network())
+        .containsExactly("10.70.0.1 red", "10.70.0.2 red");
   }
 
   private static IPBlock slot(String cidr, String node) {

@@ -71,6 +71,26 @@ class KubectlKipamTest {
   }
 
   @Test
+  void importNamesItsSourceAndRefusesAnyOtherBeforeAnyApiCall() {
+    assertThat(run("import", "--help").out())
+        .startsWith("usage: kubectl kipam import whereabouts [--dry-run]");
+    Run none = run("import");
+    assertThat(none.code()).isEqualTo(2);
+    assertThat(none.err()).isEqualTo("kubectl kipam import: import needs SOURCE (see --help)\n");
+    Run other = run("import", "calico", "--dry-run");
+    assertThat(other.code()).isEqualTo(2);
+    assertThat(other.err())
+        .isEqualTo("kubectl kipam import: cannot import from calico (sources: whereabouts)\n");
+    Run option = run("import", "whereabouts", "--pool", "x");
+    assertThat(option.code()).isEqualTo(2);
+    assertThat(option.err())
+        .isEqualTo("kubectl kipam import: unknown option --pool for import (see --help)\n");
+    Run empty = run("import", "whereabouts", "--namespace=");
+    assertThat(empty.code()).isEqualTo(2);
+    assertThat(empty.err()).contains("--namespace needs a value, not an empty one");
+  }
+
+  @Test
   void aMalformedIpIsNamed() {
     for (String bad : List.of("10.0.0.300", "10.0.0", "fe80::1%eth0", "pods.10-0-0-1", "")) {
       Run run = run("who-has", bad);

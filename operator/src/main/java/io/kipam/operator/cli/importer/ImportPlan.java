@@ -1,5 +1,6 @@
 package io.kipam.operator.cli.importer;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import java.util.List;
 
@@ -26,6 +27,7 @@ public record ImportPlan(
   public record PlannedSlot(
       String pool, String name, String cidr, String node, int addresses, boolean present) {
 
+    @JsonProperty("shared")
     public boolean shared() {
       return node == null;
     }

@@ -1,11 +1,11 @@
 package io.kipam.operator.cli.importer;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.operator.cli.Pages;
 import io.kipam.operator.cli.importer.WhereaboutsState.Allocation;
 import io.kipam.operator.cli.importer.WhereaboutsState.LivePod;
 import io.kipam.operator.cli.importer.WhereaboutsState.Pool;
@@ -19,8 +19,9 @@ import java.util.TreeMap;
 /**
  * Reads what an import needs, read-only: NetworkAttachmentDefinitions of every namespace,
  * whereabouts' IPPools and OverlappingRangeIPReservations in its namespace, Pods, and kipam's
- * IPPools, IPBlocks and IPAddresses. A whereabouts object whose fields cannot be read becomes a
- * {@link BadInput}; an API failure propagates (the command cannot run).
+ * IPPools, IPBlocks and IPAddresses (Pods, IPBlocks and IPAddresses in pages). A whereabouts object
+ * whose fields cannot be read becomes a {@link BadInput}; an API failure propagates (the command
+ * cannot run).
  */
 public final class WhereaboutsReader {
 
@@ -93,18 +94,20 @@ public final class WhereaboutsReader {
               str(spec.get("ifname"))));
     }
     Map<String, LivePod> pods = new HashMap<>();
-    for (Pod pod : client.pods().inAnyNamespace().list().getItems()) {
-      String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
-      pods.put(
-          pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(),
-          new LivePod(
-              pod.getMetadata().getNamespace(),
-              pod.getMetadata().getName(),
-              pod.getMetadata().getUid(),
-              pod.getSpec() == null ? null : pod.getSpec().getNodeName(),
-              phase,
-              "Succeeded".equals(phase) || "Failed".equals(phase)));
-    }
+    Pages.each(
+        o -> client.pods().inAnyNamespace().list(o),
+        pod -> {
+          String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+          pods.put(
+              pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(),
+              new LivePod(
+                  pod.getMetadata().getNamespace(),
+                  pod.getMetadata().getName(),
+                  pod.getMetadata().getUid(),
+                  pod.getSpec() == null ? null : pod.getSpec().getNodeName(),
+                  phase,
+                  "Succeeded".equals(phase) || "Failed".equals(phase)));
+        });
     Map<String, IPPool> kipamPools = new TreeMap<>();
     client
         .resources(IPPool.class)
@@ -112,20 +115,13 @@ public final class WhereaboutsReader {
         .getItems()
         .forEach(p -> kipamPools.put(p.getMetadata().getName(), p));
     Map<String, IPBlock> blocks = new TreeMap<>();
-    client
-        .resources(IPBlock.class)
-        .list()
-        .getItems()
-        .forEach(b -> blocks.put(b.getMetadata().getName(), b));
+    Pages.each(
+        o -> client.resources(IPBlock.class).list(o),
+        b -> blocks.put(b.getMetadata().getName(), b));
     Map<String, IPAddress> addresses = new TreeMap<>();
-    client
-        .resources(IPAddress.class)
-        .inAnyNamespace()
-        .list()
-        .getItems()
-        .forEach(
-            a ->
-                addresses.put(a.getMetadata().getNamespace() + "/" + a.getMetadata().getName(), a));
+    Pages.each(
+        o -> client.resources(IPAddress.class).inAnyNamespace().list(o),
+        a -> addresses.put(a.getMetadata().getNamespace() + "/" + a.getMetadata().getName(), a));
     return new WhereaboutsState(
         networks, switched, problems, pools, reservations, pods, kipamPools, blocks, addresses);
   }

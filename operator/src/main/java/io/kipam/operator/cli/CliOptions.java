@@ -21,6 +21,8 @@ import java.util.Set;
  * @param pools {@code --pool NAME}, repeatable
  * @param report {@code --from-report FILE}
  * @param arguments the plain arguments, in order
+ * @param dryRun {@code --dry-run}
+ * @param namespace {@code --namespace NS} / {@code -n NS}
  */
 public record CliOptions(
     Optional<Path> kubeconfig,
@@ -28,13 +30,17 @@ public record CliOptions(
     Set<String> pools,
     Optional<Path> report,
     List<String> arguments,
-    boolean help) {
+    boolean help,
+    boolean dryRun,
+    Optional<String> namespace) {
 
   /** An option a subcommand takes besides {@code --kubeconfig} and {@code --help}. */
   public enum Option {
     OUTPUT,
     POOL,
-    FROM_REPORT
+    FROM_REPORT,
+    DRY_RUN,
+    NAMESPACE
   }
 
   /** An argument that is not understood; the message names it. */
@@ -61,6 +67,8 @@ public record CliOptions(
     Optional<Path> report = Optional.empty();
     List<String> plain = new ArrayList<>();
     boolean help = false;
+    boolean dryRun = false;
+    Optional<String> namespace = Optional.empty();
     List<String> rest = new ArrayList<>(args);
     while (!rest.isEmpty()) {
       String arg = rest.remove(0);
@@ -91,6 +99,14 @@ public record CliOptions(
         case "--from-report" -> {
           allowed(command, takes, Option.FROM_REPORT, arg);
           report = Optional.of(Path.of(value(name, inline, rest)));
+        }
+        case "--dry-run" -> {
+          allowed(command, takes, Option.DRY_RUN, arg);
+          dryRun = true;
+        }
+        case "--namespace", "-n" -> {
+          allowed(command, takes, Option.NAMESPACE, arg);
+          namespace = Optional.of(value(name, inline, rest));
         }
         case "--" -> {
           plain.addAll(rest);
@@ -126,7 +142,8 @@ public record CliOptions(
         kubeconfig = Optional.of(Path.of(fromEnv.trim()));
       }
     }
-    return new CliOptions(kubeconfig, json, Set.copyOf(pools), report, List.copyOf(plain), help);
+    return new CliOptions(
+        kubeconfig, json, Set.copyOf(pools), report, List.copyOf(plain), help, dryRun, namespace);
   }
 
   private static void allowed(String command, Set<Option> takes, Option option, String arg) {

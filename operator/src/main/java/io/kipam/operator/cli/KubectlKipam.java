@@ -9,9 +9,9 @@ import java.util.Map;
 /**
  * {@code kubectl kipam}: kubectl runs the executable {@code kubectl-kipam} on the PATH with the
  * arguments after {@code kipam}, and it runs this class. Subcommands: {@code check} (exactly {@code
- * kipam-operator check}), {@code pools}, {@code who-has} and {@code release}. Every subcommand
- * exits 0 when there is nothing to act on, 1 when there is, 2 when it could not run, with one line
- * on stderr naming why. See {@code docs/operations.md}.
+ * kipam-operator check}), {@code pools}, {@code who-has}, {@code release} and {@code import}. Every
+ * subcommand exits 0 when there is nothing to act on, 1 when there is, 2 when it could not run,
+ * with one line on stderr naming why. See {@code docs/operations.md}.
  */
 public final class KubectlKipam {
 
@@ -26,6 +26,8 @@ public final class KubectlKipam {
         who-has IP                   the IPAddress objects holding IP, and who holds them
         release --from-report FILE   remove the orphans a `check -o json` report named that a
                                      fresh read still finds orphaned
+        import whereabouts [--dry-run] [--namespace NS] [-o json]
+                                     take over whereabouts' live allocations (docs/migration.md)
         help                         this text
 
       Every command takes --kubeconfig PATH (default: KUBECONFIG, else ~/.kube/config) and --help.
@@ -50,6 +52,7 @@ public final class KubectlKipam {
       case "pools" -> PoolsCommand.run(rest, env, out, err);
       case "who-has" -> WhoHasCommand.run(rest, env, out, err);
       case "release" -> ReleaseCommand.run(rest, env, out, err);
+      case "import" -> ImportCommand.run(rest, env, out, err);
       case "help", "--help", "-h" -> {
         out.print(USAGE);
         yield CheckCommand.CLEAN;
@@ -58,7 +61,7 @@ public final class KubectlKipam {
         err.println(
             "kubectl kipam: unknown command "
                 + args.get(0)
-                + " (commands: check, pools, who-has, release, help)");
+                + " (commands: check, pools, who-has, release, import, help)");
         yield CheckCommand.FAILED;
       }
     };

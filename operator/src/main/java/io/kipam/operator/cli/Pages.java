@@ -7,13 +7,13 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /** Every object of a LIST, read in pages of {@value #SIZE}, as the audit reads (design §6). */
-final class Pages {
+public final class Pages {
 
   static final long SIZE = 500;
 
   private Pages() {}
 
-  static <T extends io.fabric8.kubernetes.api.model.HasMetadata> void each(
+  public static <T extends io.fabric8.kubernetes.api.model.HasMetadata> void each(
       Function<ListOptions, KubernetesResourceList<T>> list, Consumer<T> each) {
     String token = null;
     do {

@@ -59,7 +59,7 @@ class KubectlKipamTest {
     assertThat(run.err())
         .isEqualTo(
             "kubectl kipam: unknown command free (commands: check, pools, who-has, release,"
-                + " help)\n");
+                + " import, help)\n");
   }
 
   @Test
@@ -68,6 +68,26 @@ class KubectlKipamTest {
     assertThat(run("who-has", "--help").out()).startsWith("usage: kubectl kipam who-has IP");
     assertThat(run("release", "--help").out()).startsWith("usage: kubectl kipam release");
     assertThat(run("check", "--help").out()).startsWith("usage: kipam-operator check");
+  }
+
+  @Test
+  void importNamesItsSourceAndRefusesAnyOtherBeforeAnyApiCall() {
+    assertThat(run("import", "--help").out())
+        .startsWith("usage: kubectl kipam import whereabouts [--dry-run]");
+    Run none = run("import");
+    assertThat(none.code()).isEqualTo(2);
+    assertThat(none.err()).isEqualTo("kubectl kipam import: import needs SOURCE (see --help)\n");
+    Run other = run("import", "calico", "--dry-run");
+    assertThat(other.code()).isEqualTo(2);
+    assertThat(other.err())
+        .isEqualTo("kubectl kipam import: cannot import from calico (sources: whereabouts)\n");
+    Run option = run("import", "whereabouts", "--pool", "x");
+    assertThat(option.code()).isEqualTo(2);
+    assertThat(option.err())
+        .isEqualTo("kubectl kipam import: unknown option --pool for import (see --help)\n");
+    Run empty = run("import", "whereabouts", "--namespace=");
+    assertThat(empty.code()).isEqualTo(2);
+    assertThat(empty.err()).contains("--namespace needs a value, not an empty one");
   }
 
   @Test

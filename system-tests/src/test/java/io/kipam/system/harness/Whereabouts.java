@@ -1,0 +1,97 @@
+package io.kipam.system.harness;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.Fixtures;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * whereabouts v0.9.4, built from its Go module by {@code hack/whereabouts/build.sh}: its plugin
+ * called as a runtime calls an IPAM plugin, its CRDs (and the NetworkAttachmentDefinition CRD)
+ * installed, and its settings file pointing at the test's control plane.
+ */
+public final class Whereabouts {
+
+  public final Path dir;
+  public final Path settings;
+
+  /** whereabouts' namespace: where it keeps its IPPools and reservations. */
+  public final String namespace;
+
+  private Whereabouts(Path dir, Path settings, String namespace) {
+    this.dir = dir;
+    this.settings = settings;
+    this.namespace = namespace;
+  }
+
+  /**
+   * Builds (or reuses) whereabouts, installs its CRDs, and writes into {@code work} its settings
+   * with a kubeconfig whose context names a namespace of its own (whereabouts keeps its records in
+   * the namespace of its kubeconfig's context), so the records of one test are its own.
+   */
+  public static Whereabouts install(KubernetesClient client, Path kubeconfig, Path work)
+      throws Exception {
+    Exec.Result built =
+        Exec.run(
+                List.of(
+                    "bash",
+                    ControlPlaneBinaries.repositoryRoot()
+                        .resolve("hack/whereabouts/build.sh")
+                        .toString()),
+                Map.of(),
+                "")
+            .orFail();
+    Path dir = Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
+    try (Stream<Path> files = Files.list(dir.resolve("crds"))) {
+      for (Path file : files.sorted().toList()) {
+        try (InputStream in = Files.newInputStream(file)) {
+          CustomResourceDefinition crd =
+              client.apiextensions().v1().customResourceDefinitions().load(in).item();
+          client.resource(crd).forceConflicts().serverSideApply();
+          Fixtures.awaitEstablished(client, crd.getMetadata().getName());
+        }
+      }
+    }
+    String namespace = Fixtures.namespace(client, "wb-system");
+    String context = "  context:\n";
+    String config = Files.readString(kubeconfig);
+    if (!config.contains(context)) {
+      throw new IllegalStateException("no context in " + kubeconfig);
+    }
+    Path own = work.resolve("whereabouts.kubeconfig");
+    Files.writeString(own, config.replace(context, context + "    namespace: " + namespace + "\n"));
+    // whereabouts reads its settings from a file of its own, as its DaemonSet installs one.
+    Path settings = work.resolve("whereabouts.conf");
+    Files.writeString(
+        settings,
+        "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
+            + "{\"kubeconfig\":\""
+            + own
+            + "\"}}");
+    return new Whereabouts(dir, settings, namespace);
+  }
+
+  /**
+   * The plugin's CNI call {@code command} for {@code pod}'s {@code ifName}, with {@code config}.
+   */
+  public CniCall.Outcome call(
+      String command, Pod pod, String containerId, String ifName, String config) {
+    Map<String, String> env =
+        CniCall.env(
+            command,
+            containerId,
+            ifName,
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid());
+    env.put("NODENAME", pod.getSpec().getNodeName());
+    return CniCall.run(dir.resolve("whereabouts"), env, config);
+  }
+}

@@ -3,7 +3,6 @@ package io.kipam.system.bench;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.node.NodeSettings;
 import io.kipam.system.bench.ComparedIpam.Attempt;
@@ -12,16 +11,15 @@ import io.kipam.system.harness.ApiRequestCounts;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonMetrics;
-import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.ProcessCpu;
+import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +40,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -79,7 +76,7 @@ public class IpamComparisonBenchmark {
 
   @Test
   public void compare() throws Exception {
-    Path whereabouts = whereaboutsDir();
+    Path whereabouts = Whereabouts.build();
     ComparisonReport report = new ComparisonReport();
     Process sliceController = null;
     try (ControlPlane controlPlane = ControlPlane.fresh();
@@ -87,7 +84,7 @@ public class IpamComparisonBenchmark {
             new KipamProcesses(controlPlane, controlPlane.client(), "compare")) {
       KubernetesClient client = controlPlane.client();
       KipamCrds.install(client);
-      installCrds(client, whereabouts.resolve("crds"));
+      Whereabouts.installCrds(client, whereabouts.resolve("crds"));
       OperatorProcess operator = processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
       String pool = readyPool(client, "compare", "10.216.0.0/16", 26);
       String pool6 = readyPool(client, "compare6", "fd00:216::/112", 122);
@@ -595,32 +592,5 @@ public class IpamComparisonBenchmark {
   @FunctionalInterface
   private interface IntTask {
     void accept(int i) throws Exception;
-  }
-
-  private static void installCrds(KubernetesClient client, Path dir) throws Exception {
-    try (Stream<Path> files = Files.list(dir)) {
-      for (Path file : files.sorted().toList()) {
-        try (InputStream in = Files.newInputStream(file)) {
-          CustomResourceDefinition crd =
-              client.apiextensions().v1().customResourceDefinitions().load(in).item();
-          client.resource(crd).forceConflicts().serverSideApply();
-          Fixtures.awaitEstablished(client, crd.getMetadata().getName());
-        }
-      }
-    }
-  }
-
-  private static Path whereaboutsDir() {
-    Exec.Result built =
-        Exec.run(
-                List.of(
-                    "bash",
-                    ControlPlaneBinaries.repositoryRoot()
-                        .resolve("hack/whereabouts/build.sh")
-                        .toString()),
-                Map.of(),
-                "")
-            .orFail();
-    return Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
   }
 }

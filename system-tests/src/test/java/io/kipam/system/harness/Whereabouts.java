@@ -38,27 +38,8 @@ public final class Whereabouts {
    */
   public static Whereabouts install(KubernetesClient client, Path kubeconfig, Path work)
       throws Exception {
-    Exec.Result built =
-        Exec.run(
-                List.of(
-                    "bash",
-                    ControlPlaneBinaries.repositoryRoot()
-                        .resolve("hack/whereabouts/build.sh")
-                        .toString()),
-                Map.of(),
-                "")
-            .orFail();
-    Path dir = Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
-    try (Stream<Path> files = Files.list(dir.resolve("crds"))) {
-      for (Path file : files.sorted().toList()) {
-        try (InputStream in = Files.newInputStream(file)) {
-          CustomResourceDefinition crd =
-              client.apiextensions().v1().customResourceDefinitions().load(in).item();
-          client.resource(crd).forceConflicts().serverSideApply();
-          Fixtures.awaitEstablished(client, crd.getMetadata().getName());
-        }
-      }
-    }
+    Path dir = build();
+    installCrds(client, dir.resolve("crds"));
     String namespace = Fixtures.namespace(client, "wb-system");
     String context = "  context:\n";
     String config = Files.readString(kubeconfig);
@@ -93,5 +74,34 @@ public final class Whereabouts {
             pod.getMetadata().getUid());
     env.put("NODENAME", pod.getSpec().getNodeName());
     return CniCall.run(dir.resolve("whereabouts"), env, config);
+  }
+
+  /** Builds whereabouts (or reuses an earlier build) and returns its directory. */
+  public static Path build() {
+    Exec.Result built =
+        Exec.run(
+                List.of(
+                    "bash",
+                    ControlPlaneBinaries.repositoryRoot()
+                        .resolve("hack/whereabouts/build.sh")
+                        .toString()),
+                Map.of(),
+                "")
+            .orFail();
+    return Path.of(built.stdout().trim().lines().reduce((a, b) -> b).orElseThrow());
+  }
+
+  /** Applies the CRDs of {@code dir} (whereabouts' and the NetworkAttachmentDefinition's). */
+  public static void installCrds(KubernetesClient client, Path dir) throws Exception {
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file : files.sorted().toList()) {
+        try (InputStream in = Files.newInputStream(file)) {
+          CustomResourceDefinition crd =
+              client.apiextensions().v1().customResourceDefinitions().load(in).item();
+          client.resource(crd).forceConflicts().serverSideApply();
+          Fixtures.awaitEstablished(client, crd.getMetadata().getName());
+        }
+      }
+    }
   }
 }

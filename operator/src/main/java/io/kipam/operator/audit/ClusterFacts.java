@@ -1,10 +1,13 @@
 package io.kipam.operator.audit;
 
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptions;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.operator.kube.Pages;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -24,9 +27,6 @@ import java.util.function.Function;
  * rule as the audit ({@link #uncachedEveryPod}: under check's rule).
  */
 public final class ClusterFacts implements OrphanRules.Facts {
-
-  /** Objects per LIST page when the names of every IPBlock or Node are read. */
-  static final long PAGE = 500;
 
   private final KubernetesClient client;
   private final boolean listed;
@@ -104,18 +104,10 @@ public final class ClusterFacts implements OrphanRules.Facts {
   }
 
   /** The names of every object of a kind, read page by page. */
-  private static Set<String> names(
-      Function<
-              io.fabric8.kubernetes.api.model.ListOptions,
-              io.fabric8.kubernetes.api.model.KubernetesResourceList<?>>
-          list) {
+  private static <T extends HasMetadata> Set<String> names(
+      Function<ListOptions, KubernetesResourceList<T>> list) {
     Set<String> names = new HashSet<>();
-    String token = null;
-    do {
-      var page = list.apply(new ListOptionsBuilder().withLimit(PAGE).withContinue(token).build());
-      page.getItems().forEach(o -> names.add(o.getMetadata().getName()));
-      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (token != null && !token.isEmpty());
+    Pages.each(list, o -> names.add(o.getMetadata().getName()));
     return names;
   }
 }

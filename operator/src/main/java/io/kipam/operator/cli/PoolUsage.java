@@ -66,10 +66,9 @@ record PoolUsage(
       long[] c = counts.computeIfAbsent(key, k -> new long[4]);
       c[sub ? 1 : 0]++;
       c[2] += Blocks.allocated(block);
-      BigInteger size = sub || Blocks.shared(block) ? BigInteger.ZERO : blockSize(layout, block);
-      if (sub) {
-        size = BigInteger.ONE;
-      }
+      // A sub-claim holds one address; a Shared slot's addresses are counted by its sub-claims.
+      BigInteger size =
+          sub ? BigInteger.ONE : Blocks.shared(block) ? BigInteger.ZERO : blockSize(layout, block);
       sizes.merge(key, size, BigInteger::add);
     }
     for (IPAddress address : addresses) {

@@ -10,6 +10,7 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.operator.check.CheckCommand;
+import io.kipam.operator.kube.Pages;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;

@@ -1,4 +1,4 @@
-package io.kipam.operator.cli;
+package io.kipam.operator.kube;
 
 import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptions;
@@ -9,7 +9,7 @@ import java.util.function.Function;
 /** Every object of a LIST, read in pages of {@value #SIZE}, as the audit reads (design §6). */
 public final class Pages {
 
-  static final long SIZE = 500;
+  public static final long SIZE = 500;
 
   private Pages() {}
 

@@ -103,15 +103,9 @@ public class IpamComparisonBenchmark {
       Map<String, NodeRig> byNode = new HashMap<>();
       rigs.forEach(r -> byNode.put(r.node, r));
 
-      // whereabouts reads its settings from a file of its own, as its DaemonSet installs one;
-      // without it every call fails with "config file not found".
-      Path wbSettings = processes.dir.resolve("whereabouts.conf");
-      Files.writeString(
-          wbSettings,
-          "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
-              + "{\"kubeconfig\":\""
-              + controlPlane.adminKubeconfig()
-              + "\"}}");
+      Path wbSettings =
+          Whereabouts.writeSettings(
+              processes.dir.resolve("whereabouts.conf"), controlPlane.adminKubeconfig());
       sliceController = startSliceController(whereabouts, controlPlane, processes.dir);
       String sliceConfig = nodeSlices(client, wbSettings, rigs);
 

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,14 +49,7 @@ public final class Whereabouts {
     }
     Path own = work.resolve("whereabouts.kubeconfig");
     Files.writeString(own, config.replace(context, context + "    namespace: " + namespace + "\n"));
-    // whereabouts reads its settings from a file of its own, as its DaemonSet installs one.
-    Path settings = work.resolve("whereabouts.conf");
-    Files.writeString(
-        settings,
-        "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
-            + "{\"kubeconfig\":\""
-            + own
-            + "\"}}");
+    Path settings = writeSettings(work.resolve("whereabouts.conf"), own);
     return new Whereabouts(dir, settings, namespace);
   }
 
@@ -103,5 +97,20 @@ public final class Whereabouts {
         }
       }
     }
+  }
+
+  /**
+   * Writes whereabouts' settings file, {@code file}, naming {@code kubeconfig}: whereabouts reads
+   * its settings from a file of its own, as its DaemonSet installs one; without it every call fails
+   * with "config file not found".
+   */
+  public static Path writeSettings(Path file, Path kubeconfig) throws IOException {
+    Files.writeString(
+        file,
+        "{\"datastore\":\"kubernetes\",\"log_level\":\"error\",\"kubernetes\":"
+            + "{\"kubeconfig\":\""
+            + kubeconfig
+            + "\"}}");
+    return file;
   }
 }

@@ -10,7 +10,8 @@ import java.util.Objects;
  * blocks one node may hold (0: no cap), how many Nodes may use the pool ({@code nodes}, from {@code
  * status.nodes}; null when unknown, and then no slot is claimed Shared from birth), and how many of
  * its addresses are free anywhere in the cluster ({@code available}, from {@code status.available};
- * null when unknown).
+ * null when unknown), and the isolated network its addresses belong to ({@code spec.network};
+ * {@link #PRIMARY} for the pools without one).
  */
 public record PoolView(
     String name,
@@ -18,26 +19,53 @@ public record PoolView(
     Duration reuseDelay,
     int maxBlocksPerNode,
     Integer nodes,
-    BigInteger available) {
+    BigInteger available,
+    String network) {
+
+  /** The network of every pool without {@code spec.network}: the primary network. */
+  public static final String PRIMARY = "";
+
   public PoolView {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(layout, "layout");
     Objects.requireNonNull(reuseDelay, "reuseDelay");
+    network = network == null ? PRIMARY : network;
   }
 
-  /** A pool whose number of Nodes and free addresses are unknown. */
+  /** A pool of the primary network whose number of Nodes and free addresses are unknown. */
   public PoolView(String name, PoolLayout layout, Duration reuseDelay, int maxBlocksPerNode) {
-    this(name, layout, reuseDelay, maxBlocksPerNode, null, null);
+    this(name, layout, reuseDelay, maxBlocksPerNode, null, null, PRIMARY);
+  }
+
+  /** A pool of the primary network. */
+  public PoolView(
+      String name,
+      PoolLayout layout,
+      Duration reuseDelay,
+      int maxBlocksPerNode,
+      Integer nodes,
+      BigInteger available) {
+    this(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, PRIMARY);
   }
 
   /** The same pool, used by {@code nodes} Nodes. */
   public PoolView withNodes(Integer nodes) {
-    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available);
+    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
   }
 
   /** The same pool, with {@code available} addresses free in the cluster (null: unknown). */
   public PoolView withAvailable(BigInteger available) {
-    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available);
+    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
+  }
+
+  /** The same pool, of the isolated network {@code network} ({@link #PRIMARY} or null: none). */
+  public PoolView withNetwork(String network) {
+    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
+  }
+
+  /** How the pool's network reads in a message. */
+  public String networkName() {
+    return network.isEmpty() ? "the primary network" : "network " + network;
   }
 
   /**

@@ -159,7 +159,7 @@ public final class PoolPolicy {
           "IPPool " + name + " is invalid: " + e.getMessage());
     }
     int maxBlocks = spec.getMaxBlocksPerNode() == null ? 0 : spec.getMaxBlocksPerNode();
-    return new PoolView(name, layout, reuseDelay(spec), maxBlocks);
+    return new PoolView(name, layout, reuseDelay(spec), maxBlocks).withNetwork(spec.getNetwork());
   }
 
   /** How long a released address of the pool rests before reuse; 30 s unless the spec says. */

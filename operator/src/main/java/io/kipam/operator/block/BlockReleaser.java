@@ -2,6 +2,7 @@ package io.kipam.operator.block;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.BlockShare;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -102,8 +103,7 @@ final class BlockReleaser {
     BlockShare share = new BlockShare();
     share.setRequestedAt(now.truncatedTo(ChronoUnit.MILLIS).toString());
     share.setReason(reason);
-    IPBlock copy = client.getKubernetesSerialization().clone(slot);
-    copy.getStatus().setShare(share);
+    IPBlock copy = withShare(client.getKubernetesSerialization(), slot, share);
     Checkpoint.reach("operator-share-deciding", Blocks.poolOf(slot).orElse(""));
     if (!writeStatus(slot, copy)) {
       return false;
@@ -119,6 +119,19 @@ final class BlockReleaser {
         "ConversionRequested",
         "asked node " + node + " to make the slot Shared: " + reason);
     return true;
+  }
+
+  /**
+   * A copy of {@code slot} asking for {@code share}. A slot its holder has not reported on yet has
+   * no status: the copy gets one, so a conversion can be asked before the first count.
+   */
+  static IPBlock withShare(KubernetesSerialization serialization, IPBlock slot, BlockShare share) {
+    IPBlock copy = serialization.clone(slot);
+    if (copy.getStatus() == null) {
+      copy.setStatus(new IPBlockStatus());
+    }
+    copy.getStatus().setShare(share);
+    return copy;
   }
 
   /** Clears a refused round; returns false on a conflict. */

@@ -10,13 +10,16 @@ import java.util.Random;
 import java.util.function.Predicate;
 
 /**
- * Which slots of a pool nobody holds: the candidates a claim tries, and how many are left. A pool
- * with few enough slots is enumerated; one with more (IPv6) is sampled at random. It holds no
- * state: the {@link Ledger} calls it under its monitor with what it knows to be taken.
+ * Which slots of a pool nobody holds: the candidates a claim tries, and how many are left. Only the
+ * slots the pool's range touches are candidates, never the whole CIDR: an IPv6 /64 whose range
+ * holds 48 addresses has 2^48 slots in its CIDR and 3 in its range. When the range touches few
+ * enough slots they are enumerated (excluded runs skipped); otherwise (a large IPv6 range) slots of
+ * the range are sampled at random. It holds no state: the {@link Ledger} calls it under its monitor
+ * with what it knows to be taken.
  */
 final class SlotCandidates {
 
-  /** Pools with at most this many slots are enumerated; larger ones are sampled. */
+  /** Ranges touching at most this many slots are enumerated; larger ones are sampled. */
   static final BigInteger ENUMERABLE = BigInteger.valueOf(65536);
 
   private SlotCandidates() {}
@@ -26,7 +29,7 @@ final class SlotCandidates {
    */
   static List<Cidr> unclaimed(PoolLayout layout, Predicate<Cidr> taken, Random random, int limit) {
     List<Cidr> candidates = new ArrayList<>();
-    if (layout.blockCount().compareTo(ENUMERABLE) <= 0) {
+    if (enumerable(layout)) {
       for (Cidr block : layout.usableBlocks()) {
         if (!taken.test(block)) {
           candidates.add(block);
@@ -35,9 +38,11 @@ final class SlotCandidates {
       Collections.shuffle(candidates, random);
       return candidates.subList(0, Math.min(limit, candidates.size()));
     }
-    BigInteger count = layout.blockCount();
+    BigInteger first = layout.blockIndexOf(layout.range().start());
+    BigInteger count = rangeSlots(layout);
     for (int i = 0; i < limit * 4 && candidates.size() < limit; i++) {
-      Cidr block = layout.block(new BigInteger(count.bitLength() + 8, random).mod(count));
+      Cidr block =
+          layout.block(first.add(new BigInteger(count.bitLength() + 8, random).mod(count)));
       if (!taken.test(block) && layout.hasAssignable(block) && !candidates.contains(block)) {
         candidates.add(block);
       }
@@ -47,10 +52,10 @@ final class SlotCandidates {
 
   /**
    * How many usable slots of {@code layout} are not {@code taken}, counted up to {@code cap}; a
-   * pool too large to enumerate counts as {@code cap}.
+   * range too large to enumerate counts as {@code cap}.
    */
   static int unclaimedCount(PoolLayout layout, Predicate<Cidr> taken, int cap) {
-    if (layout.blockCount().compareTo(ENUMERABLE) > 0) {
+    if (!enumerable(layout)) {
       return cap; // too many slots to be short of them
     }
     int n = 0;
@@ -60,5 +65,18 @@ final class SlotCandidates {
       }
     }
     return n;
+  }
+
+  /** Whether the slots the pool's range touches are few enough to enumerate. */
+  static boolean enumerable(PoolLayout layout) {
+    return rangeSlots(layout).compareTo(ENUMERABLE) <= 0;
+  }
+
+  /** How many slots the pool's range touches, from the first address's slot to the last's. */
+  private static BigInteger rangeSlots(PoolLayout layout) {
+    return layout
+        .blockIndexOf(layout.range().end())
+        .subtract(layout.blockIndexOf(layout.range().start()))
+        .add(BigInteger.ONE);
   }
 }

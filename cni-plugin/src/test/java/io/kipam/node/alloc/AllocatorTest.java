@@ -112,6 +112,32 @@ class AllocatorTest {
     assertThat(store.writes.get() - writes).isEqualTo(20);
   }
 
+  /**
+   * An IPv6 /64 whose range holds 48 addresses in 3 slots serves at once, as the same range in a
+   * /112 does: slots are looked for in the range, not sampled over the 2^60 slots of the CIDR.
+   */
+  @Test
+  void aSmallRangeInAHugePoolServesEveryAddressOfIt() {
+    PoolView huge =
+        new PoolView(
+            "p6",
+            PoolLayout.builder()
+                .cidr("fd00:0:0:7::/64")
+                .blockSize(124)
+                .rangeStart("fd00:0:0:7::a000")
+                .rangeEnd("fd00:0:0:7::a02f")
+                .build(),
+            Duration.ZERO,
+            0,
+            3,
+            null);
+    Set<IpAddress> ips = new HashSet<>();
+    for (int i = 0; i < 48; i++) {
+      ips.add(add(huge, i).ip());
+    }
+    assertThat(ips).hasSize(48).allMatch(ip -> huge.layout().isAssignable(ip));
+  }
+
   @Test
   void aFullBlockLeadsToAnotherBlock() {
     PoolView pool = pool("p4", "10.0.0.0/24", 30, 0);

@@ -68,4 +68,51 @@ class SlotCandidatesTest {
         .allMatch(block -> huge.cidr().contains(block) && block.prefixLength() == 112);
     assertThat(SlotCandidates.unclaimed(huge, block -> true, new Random(5), 4)).isEmpty();
   }
+
+  /**
+   * An IPv6 /64 whose range holds 48 addresses in 3 slots: 2^48 slots in the CIDR, 3 in the range.
+   * The candidates are the range's slots, never samples of the whole CIDR (which all miss it), and
+   * the count is exact, so the pool is known short when its 3 slots are taken.
+   */
+  @Test
+  void aSmallRangeOfAHugeCidrOffersTheSlotsItTouches() {
+    PoolLayout ranged =
+        PoolLayout.builder()
+            .cidr("fd00:0:0:7::/64")
+            .blockSize(124)
+            .rangeStart("fd00:0:0:7::a000")
+            .rangeEnd("fd00:0:0:7::a02f")
+            .build();
+    assertThat(ranged.blockCount()).isGreaterThan(SlotCandidates.ENUMERABLE);
+    Set<Cidr> slots = all(ranged);
+    assertThat(slots).hasSize(3);
+
+    for (int seed = 0; seed < 20; seed++) {
+      assertThat(SlotCandidates.unclaimed(ranged, block -> false, new Random(seed), 16))
+          .containsExactlyInAnyOrderElementsOf(slots);
+    }
+    assertThat(SlotCandidates.unclaimedCount(ranged, block -> false, 100)).isEqualTo(3);
+    Cidr first = slots.iterator().next();
+    assertThat(SlotCandidates.unclaimedCount(ranged, block -> !block.equals(first), 100))
+        .isEqualTo(1);
+    assertThat(SlotCandidates.unclaimed(ranged, block -> true, new Random(1), 16)).isEmpty();
+    assertThat(SlotCandidates.unclaimedCount(ranged, block -> true, 100)).isZero();
+  }
+
+  /** A huge range is sampled within the range only: every sample holds an assignable address. */
+  @Test
+  void aHugeRangeIsSampledInsideTheRange() {
+    PoolLayout ranged =
+        PoolLayout.builder()
+            .cidr("fd00::/48")
+            .blockSize(120)
+            .rangeStart("fd00:0:0:1::")
+            .rangeEnd("fd00::1:ffff:ffff:ffff:ffff")
+            .build();
+    List<Cidr> sampled = SlotCandidates.unclaimed(ranged, block -> false, new Random(3), 8);
+    assertThat(sampled)
+        .hasSize(8)
+        .doesNotHaveDuplicates()
+        .allMatch(block -> ranged.hasAssignable(block));
+  }
 }

@@ -7,6 +7,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.operator.kube.Blocks;
+import io.kipam.operator.pool.PoolCount;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
@@ -15,11 +16,12 @@ import java.util.TreeMap;
 
 /**
  * One pool's usage, counted as kipam-operator counts it for the pool's status ({@code
- * PoolStatusCalculator}): size is the pool's assignable addresses, allocated the sum of its blocks'
- * {@code status.allocated} ({@link Blocks#allocated}), available the difference, never below 0. The
- * pool's own {@code status} is used when the operator has written it for the current generation;
- * else the same numbers are computed here. Per node: the blocks and sub-claims it holds, their
- * assignable addresses, their reported allocations, and the IPAddress objects on it.
+ * PoolStatusCalculator}): size is the pool's assignable addresses, allocated counted from its
+ * blocks' {@code status.allocated}, each slot's addresses once ({@link PoolCount}), available the
+ * difference, never below 0. The pool's own {@code status} is used when the operator has written it
+ * for the current generation; else the same numbers are computed here. Per node: the blocks and
+ * sub-claims it holds, their assignable addresses, their reported allocations, and the IPAddress
+ * objects on it.
  *
  * @param size null when the spec describes no pool
  * @param fromStatus whether size, allocated and available are the pool's status
@@ -52,14 +54,14 @@ record PoolUsage(
     Optional<PoolLayout> layout = layout(pool);
     Map<String, long[]> counts = new TreeMap<>(); // blocks, subClaims, allocated, addresses
     Map<String, BigInteger> sizes = new TreeMap<>();
-    long allocated = 0;
+    List<IPBlock> ofPool = blocks.stream().filter(b -> Blocks.belongsTo(b, pool)).toList();
+    long allocated = PoolCount.allocated(ofPool, layout);
     int poolBlocks = 0;
     for (IPBlock block : blocks) {
       if (!Blocks.belongsTo(block, pool)) {
         continue;
       }
       poolBlocks++;
-      allocated += Blocks.allocated(block);
       String node = block.getSpec().getNode();
       boolean sub = Blocks.subClaim(block);
       String key = node == null || node.isEmpty() ? SHARED : node;

@@ -7,7 +7,6 @@ import static io.kipam.operator.pool.Conditions.UNKNOWN;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolStatus;
-import io.kipam.operator.kube.Blocks;
 import java.math.BigInteger;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,9 +14,10 @@ import java.util.List;
 
 /**
  * Computes a pool's status from {@link PoolFacts}: a fresh object holding only what kipam-operator
- * owns. Counts: {@code capacity} is the pool's assignable addresses; {@code allocated} is the sum
- * of its blocks' {@code status.allocated} (kept by the node daemons; absent counts as 0); {@code
- * available} is capacity minus allocated, never below 0. Conditions:
+ * owns. Counts: {@code capacity} is the pool's assignable addresses; {@code allocated} is counted
+ * from its blocks' {@code status.allocated} (kept by the node daemons; absent counts as 0), each
+ * slot's addresses once ({@link PoolCount}); {@code available} is capacity minus allocated, never
+ * below 0. Conditions:
  *
  * <ul>
  *   <li>{@code Ready}: True (reason {@code Checked}) once the spec builds a layout and no pool that
@@ -47,7 +47,7 @@ public final class PoolStatusCalculator {
   public static IPPoolStatus status(PoolFacts facts, IPPoolStatus previous, Instant now) {
     List<Condition> before = previous == null ? List.of() : previous.getConditions();
     long generation = facts.generation();
-    long allocated = facts.blocks().stream().mapToLong(Blocks::allocated).sum();
+    long allocated = PoolCount.allocated(facts.blocks(), facts.layout());
 
     IPPoolStatus status = new IPPoolStatus();
     status.setObservedGeneration(generation);

@@ -69,7 +69,7 @@ class PoolStatusCalculatorTest {
   @Test
   void aFullPoolIsExhaustedAndAvailableNeverGoesBelowZero() {
     IPPoolStatus status =
-        PoolStatusCalculator.status(facts(List.of(block("10.0.0.0/28", 300L))), null, T0);
+        PoolStatusCalculator.status(facts(List.of(block("10.0.0.0/24", 300L))), null, T0);
 
     assertThat(status.getAvailable()).isEqualTo("0");
     assertThat(condition(status, "Exhausted")).isEqualTo("True/NoAddressLeft");
@@ -140,7 +140,7 @@ class PoolStatusCalculatorTest {
     IPPoolStatus first = PoolStatusCalculator.status(facts(List.of()), null, T0);
     IPPoolStatus second =
         PoolStatusCalculator.status(
-            facts(List.of(block("10.0.0.0/28", 254L))), first, T0.plusSeconds(60));
+            facts(List.of(block("10.0.0.0/24", 254L))), first, T0.plusSeconds(60));
 
     assertThat(
             Conditions.find(second.getConditions(), "Ready").orElseThrow().getLastTransitionTime())

@@ -1,4 +1,4 @@
-package io.kipam.node.claims;
+package io.kipam.node.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package io.kipam.node;
+package io.kipam.node.request;
 
 import io.kipam.cni.spec.CniEnvironment;
 import io.kipam.cni.spec.CniErrorCode;
@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * variable, so a bad call never claims a block it then cannot use. Every problem is reported at
  * once.
  */
-final class PodIdentity {
+public final class PodIdentity {
 
   static final int MAX_CONTAINER_ID = 256;
   static final int MAX_NETWORK_NAME = 253;
@@ -25,7 +25,7 @@ final class PodIdentity {
 
   private PodIdentity() {}
 
-  static void validate(CniEnvironment env, NetworkConfig config) {
+  public static void validate(CniEnvironment env, NetworkConfig config) {
     List<String> problems = new ArrayList<>();
     env.containerId()
         .filter(id -> id.length() > MAX_CONTAINER_ID)

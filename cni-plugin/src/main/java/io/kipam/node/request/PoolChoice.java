@@ -1,4 +1,4 @@
-package io.kipam.node;
+package io.kipam.node.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -30,7 +30,7 @@ import java.util.Optional;
  * nodeSelector} keeps from the pod. Of the configuration's pools, those the pod may not use are
  * skipped while another of the family is usable.
  */
-final class PoolChoice {
+public final class PoolChoice {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -43,7 +43,7 @@ final class PoolChoice {
 
   private final NodeWatch watch;
 
-  PoolChoice(NodeWatch watch) {
+  public PoolChoice(NodeWatch watch) {
     this.watch = watch;
   }
 
@@ -55,7 +55,7 @@ final class PoolChoice {
    *
    * @param configured the configuration's pools, from {@link #configured}
    */
-  List<List<PoolView>> choose(
+  public List<List<PoolView>> choose(
       Map<IpFamily, List<PoolView>> configured, String namespace, NodeWatch.Owner pod) {
     Map<IpFamily, List<PoolView>> byFamily = new LinkedHashMap<>(configured);
     Map<IpFamily, Boolean> decided = new LinkedHashMap<>();
@@ -86,7 +86,7 @@ final class PoolChoice {
    * The configuration's pools by family, each family's usable ones in order; a family none of whose
    * pools the pod may use is refused with its first pool's reason.
    */
-  Map<IpFamily, List<PoolView>> configured(List<String> names, String namespace)
+  public Map<IpFamily, List<PoolView>> configured(List<String> names, String namespace)
       throws NodeWatch.PoolNotUsableException {
     Map<IpFamily, List<PoolView>> usable = new LinkedHashMap<>();
     Map<String, NodeWatch.PoolNotUsableException> refusals = new LinkedHashMap<>();

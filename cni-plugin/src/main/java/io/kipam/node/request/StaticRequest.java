@@ -1,4 +1,4 @@
-package io.kipam.node;
+package io.kipam.node.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -29,7 +29,7 @@ import java.util.Set;
  * refused; so is more than one address of a family, and an address of a family the network does not
  * give. Each address may carry a prefix length, which is ignored (the pool's is used).
  */
-final class StaticRequest {
+public final class StaticRequest {
 
   /** The interface of the primary network, the one {@code kipam.io/ips} is for. */
   static final String PRIMARY_INTERFACE = "eth0";
@@ -38,7 +38,7 @@ final class StaticRequest {
 
   private StaticRequest() {}
 
-  static List<IpAddress> of(
+  public static List<IpAddress> of(
       NetworkConfig config,
       CniEnvironment environment,
       Attachment attachment,

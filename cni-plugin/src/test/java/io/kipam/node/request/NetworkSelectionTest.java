@@ -1,4 +1,4 @@
-package io.kipam.node.claims;
+package io.kipam.node.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

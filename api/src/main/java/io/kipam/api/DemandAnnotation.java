@@ -1,6 +1,10 @@
 package io.kipam.api;
 
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -9,9 +13,14 @@ import java.util.TreeSet;
  * sorted and separated by commas (pool names are DNS subdomains, so they hold no comma). An absent
  * or empty annotation is no demand; anything that is not a pool name is left out. An entry {@code
  * <pool>@<slot CIDR>} asks for one slot to become Shared: a chosen address lies in it, held
- * Exclusive by another node ({@link #slots}).
+ * Exclusive by another node ({@link #slots}). An entry {@code at=<RFC 3339 time>} says when the
+ * daemon last recorded the demand ({@link #recordedAt}); it reads as neither a pool nor a slot, so
+ * a reader that does not know it ignores it, and a value without it (written by a kipam-node of an
+ * earlier version) reads as before.
  */
 public final class DemandAnnotation {
+
+  private static final String AT = "at=";
 
   private DemandAnnotation() {}
 
@@ -47,6 +56,25 @@ public final class DemandAnnotation {
     return slots;
   }
 
+  /** When the demand was last recorded ({@code at=} entry); empty when absent or unreadable. */
+  public static Optional<Instant> recordedAt(Map<String, String> annotations) {
+    String value = annotations == null ? null : annotations.get(ApiConstants.ANNOTATION_DEMAND);
+    if (value == null) {
+      return Optional.empty();
+    }
+    for (String part : value.split(",")) {
+      String entry = part.strip();
+      if (entry.startsWith(AT)) {
+        try {
+          return Optional.of(Instant.parse(entry.substring(AT.length())));
+        } catch (DateTimeParseException e) {
+          return Optional.empty();
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
   /** The entry of {@link #slots} for {@code slot} of {@code pool}. */
   public static String slot(String pool, String slot) {
     return pool + "@" + slot;
@@ -55,5 +83,15 @@ public final class DemandAnnotation {
   /** The annotation's value for {@code pools}; null (remove the annotation) when there are none. */
   public static String format(Set<String> pools) {
     return pools.isEmpty() ? null : String.join(",", new TreeSet<>(pools));
+  }
+
+  /**
+   * The annotation's value for {@code entries} (pools and slots) recorded {@code at} (to the
+   * second); null (remove the annotation) when there are none.
+   */
+  public static String format(Set<String> entries, Instant at) {
+    return entries.isEmpty()
+        ? null
+        : AT + at.truncatedTo(ChronoUnit.SECONDS) + "," + format(entries);
   }
 }

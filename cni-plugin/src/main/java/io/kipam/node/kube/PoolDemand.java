@@ -13,8 +13,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,10 +26,13 @@ import org.slf4j.LoggerFactory;
  * watches. A node that holds no slot of a pool is otherwise invisible to the operator.
  *
  * <p>A pool is withdrawn once an ADD of it is served here, or once no ADD has found it short for
- * {@link #EXPIRES} (the runtime gave up). The annotation is written only when it differs from what
- * the node's watch shows, and at most once every {@link #MIN_INTERVAL}, so the cost is paid only
- * while a pool is short: a pool with addresses to spare records nothing. The write is a merge patch
- * of that one annotation; the node admission policy lets a daemon write it on its own Node only.
+ * {@link #EXPIRES} (the runtime gave up). The annotation carries when it was recorded ({@code
+ * at=}); while the node stays short it is written again every {@link #REFRESH}, so kipam-operator,
+ * which ignores demand it has not seen renewed for a while, forgets the demand of a daemon that is
+ * gone. Otherwise it is written only when it differs from what the node's watch shows, and at most
+ * once every {@link #MIN_INTERVAL}, so the cost is paid only while a pool is short: a pool with
+ * addresses to spare records nothing. The write is a merge patch of that one annotation; the node
+ * admission policy lets a daemon write it on its own Node only.
  */
 public final class PoolDemand {
 
@@ -36,6 +40,9 @@ public final class PoolDemand {
 
   static final Duration MIN_INTERVAL = Duration.ofSeconds(2);
   static final Duration EXPIRES = Duration.ofSeconds(60);
+
+  /** How often a standing demand's time is renewed (kipam-operator's bound is a few of these). */
+  static final Duration REFRESH = Duration.ofSeconds(30);
 
   private final KubernetesClient client;
   private final String node;
@@ -70,11 +77,40 @@ public final class PoolDemand {
     shortOf.keySet().removeIf(k -> k.startsWith(pool + "@"));
   }
 
-  /** The annotation's value this node should carry now (null: none). */
+  /** The pools and slots this node is short of now, as the annotation lists them (null: none). */
   synchronized String wanted() {
+    return DemandAnnotation.format(entries());
+  }
+
+  /** The annotation's value, recorded now (null: none). */
+  synchronized String value() {
+    return DemandAnnotation.format(entries(), clock.instant());
+  }
+
+  /**
+   * Whether a Node carrying {@code annotations} needs this node's demand written: it lists other
+   * pools or slots, or a standing demand's time is missing or older than {@link #REFRESH}.
+   */
+  synchronized boolean due(Map<String, String> annotations) {
+    Set<String> wanted = entries();
+    Set<String> current = new TreeSet<>(DemandAnnotation.pools(annotations));
+    current.addAll(DemandAnnotation.slots(annotations));
+    boolean carried =
+        annotations != null && annotations.get(ApiConstants.ANNOTATION_DEMAND) != null;
+    if (wanted.isEmpty()) {
+      return carried;
+    }
+    Instant now = clock.instant();
+    return !wanted.equals(current)
+        || DemandAnnotation.recordedAt(annotations)
+            .map(at -> !now.isBefore(at.plus(REFRESH)))
+            .orElse(true);
+  }
+
+  private Set<String> entries() {
     Instant horizon = clock.instant().minus(EXPIRES);
     shortOf.values().removeIf(since -> since.isBefore(horizon));
-    return DemandAnnotation.format(shortOf.keySet());
+    return new TreeSet<>(shortOf.keySet());
   }
 
   /**
@@ -86,13 +122,11 @@ public final class PoolDemand {
     if (self == null) {
       return;
     }
-    String wanted = wanted();
-    Map<String, String> annotations = self.getMetadata().getAnnotations();
-    String current = annotations == null ? null : annotations.get(ApiConstants.ANNOTATION_DEMAND);
     Instant now = clock.instant();
-    if (Objects.equals(wanted, current) || now.isBefore(lastWrite.plus(MIN_INTERVAL))) {
+    if (!due(self.getMetadata().getAnnotations()) || now.isBefore(lastWrite.plus(MIN_INTERVAL))) {
       return;
     }
+    String wanted = value();
     lastWrite = now;
     Map<String, Object> value = new HashMap<>();
     value.put(ApiConstants.ANNOTATION_DEMAND, wanted);

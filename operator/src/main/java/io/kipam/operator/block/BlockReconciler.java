@@ -168,6 +168,8 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
         () ->
             nodes
                 .list()
+                .filter(
+                    node -> LiveDemand.live(node.getMetadata().getAnnotations(), clock.instant()))
                 .flatMap(node -> demand(node).stream())
                 .collect(
                     java.util.stream.Collectors.groupingBy(
@@ -200,7 +202,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     if (block.getSpec() == null) {
       return UpdateControl.noUpdate();
     }
-    Set<String> demanding = demanding(block, context);
+    Set<String> demanding = demanding(block, context, now);
     reportDemand(block, demanding, context);
     UpdateControl<IPBlock> control = look(block, context, now, demanding);
     // A short node's failed ADDs leave nothing behind that would trigger a look, and neither does
@@ -214,7 +216,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
 
   private UpdateControl<IPBlock> look(
       IPBlock block, Context<IPBlock> context, Instant now, Set<String> demanding) {
-    Set<String> wanting = slotWantedBy(block, context);
+    Set<String> wanting = slotWantedBy(block, context, now);
     if (!wanting.isEmpty()) {
       boolean asked =
           steps.requestShare(
@@ -462,7 +464,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
    * The nodes other than its holder that asked for this Exclusive slot to become Shared (a chosen
    * address lies in it), when no conversion of it is asked for yet; empty otherwise.
    */
-  private static Set<String> slotWantedBy(IPBlock block, Context<IPBlock> context) {
+  private static Set<String> slotWantedBy(IPBlock block, Context<IPBlock> context, Instant now) {
     if (block.getSpec().getNode() == null
         || Blocks.subClaim(block)
         || Blocks.shared(block)
@@ -476,29 +478,37 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     }
     Set<String> wanting =
         nodesBy(
-            context, BY_SLOT_DEMAND, DemandAnnotation.slot(pool.get(), block.getSpec().getCidr()));
+            context,
+            BY_SLOT_DEMAND,
+            DemandAnnotation.slot(pool.get(), block.getSpec().getCidr()),
+            now);
     wanting.remove(block.getSpec().getNode());
     return wanting;
   }
 
   /** The names of the cached Nodes that the index {@code index} files under {@code key}. */
   @SuppressWarnings("unchecked")
-  private static Set<String> nodesBy(Context<IPBlock> context, String index, String key) {
+  private static Set<String> nodesBy(
+      Context<IPBlock> context, String index, String key, Instant now) {
     var nodes =
         (InformerEventSource<Node, IPBlock>)
             context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
     return nodes.byIndex(index, key).stream()
+        .filter(n -> LiveDemand.live(n.getMetadata().getAnnotations(), now))
         .map(n -> n.getMetadata().getName())
         .collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
   }
 
-  /** The Nodes that record demand for the block's pool, from the cache. */
-  private static Set<String> demanding(IPBlock block, Context<IPBlock> context) {
+  /**
+   * The Nodes that record demand for the block's pool, from the cache, whose daemon still renews it
+   * ({@link LiveDemand}).
+   */
+  private static Set<String> demanding(IPBlock block, Context<IPBlock> context, Instant now) {
     Optional<String> pool = Blocks.poolOf(block);
     if (pool.isEmpty()) {
       return Set.of();
     }
-    return nodesBy(context, BY_DEMAND, pool.get());
+    return nodesBy(context, BY_DEMAND, pool.get(), now);
   }
 
   /** Whether the block's Node is in the cache; its absence is confirmed by a fresh read. */

@@ -27,6 +27,14 @@ public class IPPoolStatus {
   @JsonPropertyDescription("capacity minus allocated, as an exact decimal string.")
   private String available;
 
+  @JsonPropertyDescription(
+      "When kipam-operator counted allocated and available (RFC 3339), from the block counts the"
+          + " node daemons had written by then; renewed when the counts change, and every few"
+          + " seconds while none is available. A node daemon calls the pool exhausted (CNI code"
+          + " 100) only on a count taken well after its own last allocation or release in the"
+          + " pool; otherwise it answers try again (code 11).")
+  private String countedAt;
+
   @JsonPropertyDescription("Number of IPBlocks leased from the pool.")
   private Integer blocks;
 
@@ -66,6 +74,14 @@ public class IPPoolStatus {
 
   public void setAvailable(String available) {
     this.available = available;
+  }
+
+  public String getCountedAt() {
+    return countedAt;
+  }
+
+  public void setCountedAt(String countedAt) {
+    this.countedAt = countedAt;
   }
 
   public Integer getBlocks() {

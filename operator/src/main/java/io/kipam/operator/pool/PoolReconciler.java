@@ -165,6 +165,14 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     }
     report(pool, outcome);
     Optional<Duration> deferred = outcome.flatMap(o -> Optional.ofNullable(o.deferred()));
+    if (deferred.isEmpty()
+        && outcome
+            .map(o -> o.status() != null && "0".equals(o.status().getAvailable()))
+            .orElse(false)) {
+      // A count of none available is renewed (status.countedAt), so that the node daemons may
+      // call the pool exhausted once the count is newer than their own last ADD or DEL.
+      deferred = Optional.of(PoolStatusCalculator.RECOUNT);
+    }
     return deferred
         .map(d -> UpdateControl.<IPPool>noUpdate().rescheduleAfter(Math.max(1, d.toMillis())))
         .orElseGet(UpdateControl::noUpdate);
@@ -379,7 +387,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
     Map<?, ?> map =
         context.getClient().getKubernetesSerialization().convertValue(status, Map.class);
     Map<Object, Object> rest = withoutMessages(map);
-    rest.keySet().removeAll(List.of("allocated", "available", "blocks"));
+    rest.keySet().removeAll(List.of("allocated", "available", "blocks", "countedAt"));
     return rest;
   }
 

@@ -8,9 +8,13 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import java.math.BigInteger;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Computes a pool's status from {@link PoolFacts}: a fresh object holding only what kipam-operator
@@ -42,6 +46,9 @@ public final class PoolStatusCalculator {
   public static final String REASON_INVALID = "Invalid";
   public static final String REASON_TERMINATING = "Terminating";
 
+  /** How long a count of none available stands before it is taken again. */
+  public static final Duration RECOUNT = Duration.ofSeconds(10);
+
   private PoolStatusCalculator() {}
 
   public static IPPoolStatus status(PoolFacts facts, IPPoolStatus previous, Instant now) {
@@ -60,6 +67,7 @@ public final class PoolStatusCalculator {
       BigInteger available = capacity.subtract(BigInteger.valueOf(allocated)).max(BigInteger.ZERO);
       status.setCapacity(capacity.toString());
       status.setAvailable(available.toString());
+      status.setCountedAt(countedAt(previous, status, now));
       conditions.add(
           available.signum() == 0
               ? Conditions.of(
@@ -108,6 +116,31 @@ public final class PoolStatusCalculator {
                         now)));
     status.setConditions(conditions);
     return status;
+  }
+
+  /**
+   * When {@code status}'s counts were taken: {@code previous}'s time while the counts are the same,
+   * else now; a count of none available is renewed once it is {@link #RECOUNT} old.
+   */
+  static String countedAt(IPPoolStatus previous, IPPoolStatus status, Instant now) {
+    String stamp = now.truncatedTo(ChronoUnit.MILLIS).toString();
+    if (previous == null
+        || previous.getCountedAt() == null
+        || !Objects.equals(previous.getAllocated(), status.getAllocated())
+        || !Objects.equals(previous.getAvailable(), status.getAvailable())
+        || !Objects.equals(previous.getCapacity(), status.getCapacity())) {
+      return stamp;
+    }
+    if ("0".equals(status.getAvailable())) {
+      try {
+        if (!now.isBefore(Instant.parse(previous.getCountedAt()).plus(RECOUNT))) {
+          return stamp;
+        }
+      } catch (DateTimeParseException e) {
+        return stamp;
+      }
+    }
+    return previous.getCountedAt();
   }
 
   private static Condition ready(PoolFacts facts, List<Condition> before, Instant now) {

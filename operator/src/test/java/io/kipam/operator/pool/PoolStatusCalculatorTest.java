@@ -151,4 +151,34 @@ class PoolStatusCalculatorTest {
                 .getLastTransitionTime())
         .isEqualTo(T0.plusSeconds(60).toString());
   }
+
+  @Test
+  void theCountsCarryWhenTheyWereTakenAndAnExhaustedCountIsRenewed() {
+    IPPoolStatus first =
+        PoolStatusCalculator.status(facts(List.of(block("10.0.0.0/28", 5L))), null, T0);
+    assertThat(first.getCountedAt()).as("a first count").isEqualTo(T0.toString());
+
+    IPPoolStatus same =
+        PoolStatusCalculator.status(
+            facts(List.of(block("10.0.0.0/28", 5L))), first, T0.plusSeconds(60));
+    assertThat(same.getCountedAt()).as("the same counts keep their time").isEqualTo(T0.toString());
+
+    Instant t1 = T0.plusSeconds(61);
+    IPPoolStatus full =
+        PoolStatusCalculator.status(facts(List.of(block("10.0.0.0/24", 254L))), same, t1);
+    assertThat(full.getCountedAt()).as("new counts").isEqualTo(t1.toString());
+
+    IPPoolStatus soon =
+        PoolStatusCalculator.status(
+            facts(List.of(block("10.0.0.0/24", 254L))),
+            full,
+            t1.plus(PoolStatusCalculator.RECOUNT).minusMillis(1));
+    assertThat(soon.getCountedAt()).isEqualTo(t1.toString());
+    Instant t2 = t1.plus(PoolStatusCalculator.RECOUNT);
+    IPPoolStatus renewed =
+        PoolStatusCalculator.status(facts(List.of(block("10.0.0.0/24", 254L))), soon, t2);
+    assertThat(renewed.getCountedAt())
+        .as("none available: counted again, so nodes may trust it after their last ADD")
+        .isEqualTo(t2.toString());
+  }
 }

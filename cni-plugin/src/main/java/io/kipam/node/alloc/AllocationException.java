@@ -4,7 +4,7 @@ package io.kipam.node.alloc;
  * Why an allocation was refused, in terms the CNI layer maps to an error code: the pool is
  * exhausted, short on this node, the daemon is not ready, or the request is not allowed.
  */
-public class AllocationException extends RuntimeException {
+public class AllocationException extends Refusal {
 
   /** The kinds of refusal, each with the CNI error code it is reported as. */
   public enum Reason {
@@ -20,7 +20,6 @@ public class AllocationException extends RuntimeException {
   }
 
   private final Reason reason;
-  private final String pool;
 
   public AllocationException(Reason reason, String message) {
     this(reason, null, message);
@@ -28,17 +27,19 @@ public class AllocationException extends RuntimeException {
 
   /** A refusal about {@code pool} in particular. */
   public AllocationException(Reason reason, String pool, String message) {
-    super(message);
+    super(kindOf(reason), message, "", pool, null);
     this.reason = reason;
-    this.pool = pool;
+  }
+
+  private static Kind kindOf(Reason reason) {
+    return switch (reason) {
+      case POOL_EXHAUSTED, BLOCK_LIMIT -> Kind.EXHAUSTED;
+      case POOL_SHORT -> Kind.SHORT;
+      case NOT_READY -> Kind.TRY_AGAIN;
+    };
   }
 
   public Reason reason() {
     return reason;
-  }
-
-  /** The pool the refusal is about, when it is about one. */
-  public java.util.Optional<String> pool() {
-    return java.util.Optional.ofNullable(pool);
   }
 }

@@ -1,7 +1,6 @@
 package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.runtime.Checkpoint;
 import java.time.Duration;
@@ -13,17 +12,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Hands out and takes back this node's addresses. An address is picked from the node's own blocks
- * and reserved in the {@link Ledger} under its monitor, then claimed with one {@code create} of its
- * IPAddress outside it. Only a successful write turns the reservation into a lease; a write that
- * certainly failed undoes it; a write that may have happened leaves the address uncertain (taken)
- * until {@link #settle} reads what the API has. On 409 the address is left to whoever holds it and
- * the next attempt picks another. When the node's blocks are full a new block is claimed, at a
- * random candidate, moving on when another node won it; one claim per pool is in flight at a time
- * on this node, so concurrent ADDs never claim two blocks where one would do. Only when what the
- * node knows of other nodes' blocks leaves an ADD without an address is the pool listed afresh and
- * the ADD tried again ({@link BlockClaims#relist}); a pool is refused as exhausted on a listing at
- * most a few seconds old.
+ * Hands out and takes back this node's addresses. One {@link AddRequest}, resolved once per
+ * interface, is served family by family: an attachment that holds an address in a pool of the
+ * family gets it back; otherwise the family's intent picks the {@link AddressSource} — dynamic,
+ * chosen or claimed — and every source hands its candidate to the one {@link AddressGate}, which
+ * checks the invariants and writes the IPAddress. All or nothing: when a later family fails, the
+ * addresses this call created are deleted again, and blocks it claimed that stayed empty are given
+ * back.
  *
  * <p>Blocks go back by being retired in the ledger first (checked empty and closed under its
  * monitor, so no concurrent ADD picks from them), then deleted with their UID as precondition: a
@@ -46,33 +41,29 @@ public final class Allocator {
   /** How many addresses or blocks one request tries itself before it gives up on a pool. */
   static final int ATTEMPTS = 16;
 
+  /** A daemon without access to IPAMClaims: an ADD naming one is refused. */
+  static final ClaimStore NO_CLAIMS = new NoClaims();
+
   private final Ledger ledger;
   private final AllocationStore store;
-  private final Random random;
-  private final Duration settleAfter;
   private final KeyedLocks<Attachment> attachmentLocks = new KeyedLocks<>();
   private final BlockClaims claims;
   private final Settling settling;
-  private final ClaimStore claimStore;
-  private final PersistentAddresses persistent;
-  private final StaticAddresses staticAddresses;
+  private final DynamicSource dynamic;
+  private final ChosenSource chosen;
+  private final ClaimedSource claimed;
 
+  /** Without IPAMClaims, settling writes of unknown outcome after {@link #DEFAULT_SETTLE_AFTER}. */
   public Allocator(Ledger ledger, AllocationStore store, Random random) {
-    this(ledger, store, random, DEFAULT_SETTLE_AFTER);
+    this(ledger, store, NO_CLAIMS, null, random, DEFAULT_SETTLE_AFTER);
   }
 
   /**
+   * @param claimStore where the addresses of IPAMClaims are kept
+   * @param blockStatus where the node asks for its own slot to become Shared when a claim needs an
+   *     address and no Shared slot has one (null: never)
    * @param settleAfter how long a write of unknown outcome may still land ({@code
    *     KIPAM_SETTLE_SECONDS})
-   */
-  public Allocator(Ledger ledger, AllocationStore store, Random random, Duration settleAfter) {
-    this(ledger, store, NO_CLAIMS, null, random, settleAfter);
-  }
-
-  /**
-   * With {@code claimStore} for the addresses of IPAMClaims, and {@code blockStatus} where the node
-   * asks for its own slot to become Shared when a claim needs an address and no Shared slot has
-   * one.
    */
   public Allocator(
       Ledger ledger,
@@ -84,128 +75,65 @@ public final class Allocator {
     this(
         ledger,
         store,
+        claimStore,
+        blockStatus,
         random,
         settleAfter,
-        new BlockClaims(ledger, store, random),
-        claimStore,
-        blockStatus);
+        new BlockClaims(ledger, store, random));
   }
-
-  /** A daemon without access to IPAMClaims: an ADD naming one is refused. */
-  static final ClaimStore NO_CLAIMS = new NoClaims();
 
   /** With {@code claims} made by the caller, so a test can see the claims in flight. */
   Allocator(
       Ledger ledger,
       AllocationStore store,
+      ClaimStore claimStore,
+      BlockStatusStore blockStatus,
       Random random,
       Duration settleAfter,
       BlockClaims claims) {
-    this(ledger, store, random, settleAfter, claims, NO_CLAIMS, null);
-  }
-
-  private Allocator(
-      Ledger ledger,
-      AllocationStore store,
-      Random random,
-      Duration settleAfter,
-      BlockClaims claims,
-      ClaimStore claimStore,
-      BlockStatusStore blockStatus) {
     this.ledger = ledger;
-    this.claimStore = claimStore;
-    this.persistent =
-        new PersistentAddresses(ledger, store, claimStore, claims, random, blockStatus);
-    this.staticAddresses = new StaticAddresses(ledger, store, claims);
     this.store = store;
-    this.random = random;
-    this.settleAfter = settleAfter;
     this.claims = claims;
+    AddressGate gate = new AddressGate(ledger, store);
+    this.dynamic = new DynamicSource(ledger, claims, gate, random);
+    this.chosen = new ChosenSource(ledger, store, claims, gate);
+    this.claimed =
+        new ClaimedSource(
+            ledger,
+            store,
+            claimStore,
+            new PersistentAddresses(ledger, store, claimStore, claims, random, blockStatus),
+            gate,
+            this::release);
     this.settling = new Settling(ledger, store, settleAfter, attachmentLocks, this::release);
   }
 
   /**
-   * Allocates one address from each pool for {@code attachment} of {@code network}, all or nothing:
-   * when a later pool fails, the addresses this call created in earlier pools are deleted again,
-   * and blocks it claimed that stayed empty are given back. An attachment that already holds an
-   * address in a pool gets the same one back.
+   * Serves {@code request}: one address for each of its families, all or nothing. An attachment
+   * that already holds an address in a pool of a family gets the same one back.
    */
-  public List<Lease> allocate(
-      List<PoolView> pools, Attachment attachment, PodRef pod, String network, String mac) {
-    return allocate(pools.stream().map(List::of).toList(), attachment, pod, network, mac, null);
-  }
-
-  /**
-   * Allocates one address for each family of {@code families} (each a list of pools in order of
-   * preference: when one is exhausted, the next serves) for {@code attachment} of {@code network},
-   * all or nothing: when a later family fails, the addresses this call created are deleted again,
-   * and blocks it claimed that stayed empty are given back. An attachment that already holds an
-   * address in a pool of a family gets the same one back. For the IPAMClaim {@code claim} (when not
-   * null) each address is the claim's (design §5b), which the claim keeps when the attachment ends,
-   * and the claim's status names the addresses and the pod.
-   */
-  public List<Lease> allocate(
-      List<List<PoolView>> families,
-      Attachment attachment,
-      PodRef pod,
-      String network,
-      String mac,
-      ClaimStore.Claim claim) {
-    return allocate(families, attachment, pod, network, mac, claim, List.of());
-  }
-
-  /**
-   * As above, with {@code statics}: chosen addresses, at most one per family, each given from the
-   * first pool of its family that contains it (design §5b, static addresses).
-   */
-  public List<Lease> allocate(
-      List<List<PoolView>> families,
-      Attachment attachment,
-      PodRef pod,
-      String network,
-      String mac,
-      ClaimStore.Claim claim,
-      List<IpAddress> statics) {
+  public List<Lease> allocate(AddRequest request) {
     requireSynced();
-    Request request = new Request(attachment, pod, network, mac, claim, List.copyOf(statics));
-    return attachmentLocks.with(attachment, () -> allocateAll(families, request));
+    return attachmentLocks.with(request.attachment(), () -> allocateAll(request));
   }
 
-  /**
-   * What one ADD asks for; {@code claim} is null unless the pod names an IPAMClaim, {@code statics}
-   * the chosen addresses (at most one per family).
-   */
-  private record Request(
-      Attachment attachment,
-      PodRef pod,
-      String network,
-      String mac,
-      ClaimStore.Claim claim,
-      List<IpAddress> statics) {}
-
-  private List<Lease> allocateAll(List<List<PoolView>> families, Request request) {
+  private List<Lease> allocateAll(AddRequest request) {
     List<Lease> result = new ArrayList<>();
     List<Lease> createdHere = new ArrayList<>();
     List<BlockRef> claimedHere = new ArrayList<>();
     try {
-      for (List<PoolView> family : families) {
+      for (AddRequest.Family family : request.families()) {
         Optional<Lease> existing = existing(family, request);
         if (existing.isPresent()) {
           ledger.adopted(existing.get());
           result.add(existing.get());
           continue;
         }
-        Lease lease = allocateInFamily(family, request, claimedHere);
+        Lease lease = source(family.intent()).allocate(request, family, claimedHere);
         createdHere.add(lease);
         result.add(lease);
       }
-      if (request.claim() != null) {
-        claimStore.writeStatus(
-            request.claim(),
-            result.stream().map(l -> withPrefix(l, families)).toList(),
-            request.pod().name(),
-            ledger.node());
-      }
+      claimed.served(request, result);
       return result;
     } catch (RuntimeException e) {
       for (Lease lease : createdHere) {
@@ -224,9 +152,19 @@ public final class Allocator {
     }
   }
 
+  private AddressSource source(AddRequest.Intent intent) {
+    if (intent instanceof AddRequest.Chosen) {
+      return chosen;
+    }
+    if (intent instanceof AddRequest.Claimed) {
+      return claimed;
+    }
+    return dynamic;
+  }
+
   /** The attachment's address in a pool of {@code family}, from this node's record or a write. */
-  private Optional<Lease> existing(List<PoolView> family, Request request) {
-    for (PoolView pool : family) {
+  private Optional<Lease> existing(AddRequest.Family family, AddRequest request) {
+    for (PoolView pool : family.pools()) {
       Optional<Lease> existing = ledger.leaseOf(pool.name(), request.attachment());
       if (existing.isEmpty()) {
         existing = settling.earlierAttempt(pool, request.attachment(), request.pod().uid());
@@ -236,254 +174,6 @@ public final class Allocator {
       }
     }
     return Optional.empty();
-  }
-
-  /**
-   * An address of the first pool of {@code family} that has one: a pool that is exhausted (or whose
-   * {@code maxBlocksPerNode} allows this node no more) passes the request to the next. Any other
-   * failure ends the request; so does "short" (free addresses this node cannot reach yet), which
-   * kipam-operator resolves.
-   */
-  private Lease allocateInFamily(
-      List<PoolView> family, Request request, List<BlockRef> claimedHere) {
-    Optional<IpAddress> chosen =
-        request.statics().stream()
-            .filter(ip -> ip.family() == family.get(0).layout().family())
-            .findFirst();
-    if (chosen.isPresent()) {
-      PoolView pool =
-          family.stream()
-              .filter(p -> p.layout().cidr().contains(chosen.get()))
-              .findFirst()
-              .orElseThrow(
-                  () ->
-                      new StaticAddressException(
-                          StaticAddressException.Kind.INVALID,
-                          null,
-                          "address "
-                              + chosen.get()
-                              + " lies in no pool pod "
-                              + request.pod().namespace()
-                              + "/"
-                              + request.pod().name()
-                              + " may use ("
-                              + String.join(", ", family.stream().map(PoolView::name).toList())
-                              + ")"));
-      if (request.claim() != null) {
-        return attachClaimed(pool, request, chosen);
-      }
-      return staticAddresses.allocate(
-          pool,
-          chosen.get(),
-          claimedHere,
-          wanted -> create(wanted),
-          (ip, block) -> leaseFor(pool, ip, block, request));
-    }
-    List<String> exhausted = new ArrayList<>();
-    for (int i = 0; ; i++) {
-      PoolView pool = family.get(i);
-      try {
-        return request.claim() == null
-            ? allocateIn(pool, request, claimedHere)
-            : attachClaimed(pool, request, Optional.empty());
-      } catch (AllocationException e) {
-        boolean exhaustedHere =
-            e.reason() == AllocationException.Reason.POOL_EXHAUSTED
-                || e.reason() == AllocationException.Reason.BLOCK_LIMIT;
-        if (!exhaustedHere || family.size() == 1) {
-          throw e;
-        }
-        exhausted.add(e.getMessage());
-        if (i == family.size() - 1) {
-          throw new AllocationException(
-              e.reason(),
-              family.get(0).name(),
-              "every pool the attachment may use of this family is exhausted: "
-                  + String.join("; ", exhausted));
-        }
-        log.info(
-            "pool {} has no address for {}/{}; trying pool {}",
-            pool.name(),
-            request.pod().namespace(),
-            request.pod().name(),
-            family.get(i + 1).name());
-      }
-    }
-  }
-
-  private Lease allocateIn(PoolView pool, Request request, List<BlockRef> claimedHere) {
-    int ownAttempts = 0;
-    // Waiting on another ADD's claim is not an attempt of this one, but is bounded all the same.
-    for (int round = 0; ownAttempts < ATTEMPTS && round < ATTEMPTS * 8; round++) {
-      Optional<Ledger.Pick> pick = ledger.reserveFree(pool, random);
-      if (pick.isEmpty()) {
-        long knownListing = claims.listingOf(pool);
-        BlockClaims.Claim claim =
-            claims.exclusive(pool)
-                ? claims.claim(pool, claimedHere, false)
-                : BlockClaims.Claim.NONE;
-        if (claim == BlockClaims.Claim.NONE) {
-          pick = claims.subClaim(pool, claimedHere);
-        }
-        if (pick.isEmpty() && claim == BlockClaims.Claim.NONE && pool.nodes() != null) {
-          claim = claims.claim(pool, claimedHere, true);
-        }
-        if (pick.isEmpty()) {
-          if (claim == BlockClaims.Claim.NONE) {
-            if (claims.relist(pool, knownListing)) {
-              continue; // what other nodes hold was known less well than now: try again
-            }
-            throw exhausted(
-                pool, "no unclaimed block is left, and no Shared slot has a free address");
-          }
-          ownAttempts += claim == BlockClaims.Claim.CLAIMED ? 1 : 0;
-          continue;
-        }
-      }
-      ownAttempts++;
-      Lease wanted = leaseFor(pool, pick.get().ip(), pick.get().block(), request);
-      Lease created = create(wanted);
-      if (created == null) {
-        // Someone holds this name in that namespace already, which this node has not seen: the
-        // address stays taken until a fresh read tells by whom; try another.
-        ledger.uncertain(wanted, true);
-        log.info(
-            "address {} of pool {} is taken in namespace {} by an object this node has not seen;"
-                + " trying another",
-            wanted.ip(),
-            pool.name(),
-            wanted.pod().namespace());
-        continue;
-      }
-      ledger.commit(created);
-      log.info(
-          "allocated {} from pool {} to {}/{} ({} {}, network {})",
-          created.ip(),
-          pool.name(),
-          request.pod().namespace(),
-          request.pod().name(),
-          request.attachment().containerId(),
-          request.attachment().ifName(),
-          request.network());
-      return created;
-    }
-    throw exhausted(pool, "no free address after " + ATTEMPTS + " attempts");
-  }
-
-  /**
-   * Attaches the address of the request's IPAMClaim in {@code pool}: its IPAddress, in the claim's
-   * namespace, is this attachment's (owned by the pod, as every attachment) and names the claim.
-   * Another attachment's IPAddress of the address (409) means the address is attached elsewhere:
-   * one attachment at a time. After the write the claim's sub-claim is read afresh; being given
-   * back (its claim deleted), the IPAddress goes again.
-   */
-  private Lease attachClaimed(PoolView pool, Request request, Optional<IpAddress> chosen) {
-    ClaimStore.Claim claim = request.claim();
-    for (int attempt = 0; attempt < 3; attempt++) {
-      var ip = persistent.addressOf(pool, claim, chosen);
-      Lease wanted = leaseFor(pool, ip, PersistentAddresses.host(ip), request);
-      Lease created = create(wanted);
-      if (created == null) {
-        Optional<Lease> holder = store.readAddress(wanted);
-        if (holder.isEmpty()) {
-          continue; // gone meanwhile: try again
-        }
-        if (!holder.get().writtenFor(request.attachment(), request.pod().uid())) {
-          throw new ClaimException(
-              ClaimException.Kind.IN_USE,
-              "address "
-                  + ip
-                  + " of "
-                  + claim.what()
-                  + " is attached to pod "
-                  + holder.get().pod().namespace()
-                  + "/"
-                  + holder.get().pod().name()
-                  + " on node "
-                  + holder.get().node(),
-              holder.get());
-        }
-        created = holder.get(); // this attachment's own earlier write
-      }
-      if (!persistent.stillHeld(pool.name(), ip, claim)) {
-        release(created);
-        throw new ClaimException(
-            ClaimException.Kind.TRY_AGAIN,
-            claim.what()
-                + " is being deleted: its address "
-                + ip
-                + " is being given back; nothing was allocated");
-      }
-      ledger.commit(created);
-      log.info(
-          "attached {} of {} (pool {}) to {}/{} ({} {}, network {})",
-          ip,
-          claim.what(),
-          pool.name(),
-          request.pod().namespace(),
-          request.pod().name(),
-          request.attachment().containerId(),
-          request.attachment().ifName(),
-          request.network());
-      return created;
-    }
-    throw new ClaimException(
-        ClaimException.Kind.TRY_AGAIN,
-        "the address of " + claim.what() + " kept changing hands; try again");
-  }
-
-  /** The address of {@code lease} with its pool's prefix length, as a claim's status lists it. */
-  private static String withPrefix(Lease lease, List<List<PoolView>> families) {
-    for (List<PoolView> family : families) {
-      for (PoolView pool : family) {
-        if (pool.name().equals(lease.pool())) {
-          return lease.ip() + "/" + pool.layout().cidr().prefixLength();
-        }
-      }
-    }
-    return lease.ip() + "/" + lease.ip().family().bits();
-  }
-
-  /**
-   * The IPAddress of {@code ip} in {@code block} of {@code pool} for the request (naming its claim,
-   * if any), not written yet.
-   */
-  private Lease leaseFor(PoolView pool, IpAddress ip, Cidr block, Request request) {
-    return new Lease(
-        pool.name(),
-        ip,
-        block,
-        ledger.node(),
-        request.network(),
-        request.attachment(),
-        request.pod(),
-        request.mac(),
-        null,
-        request.claim() == null ? null : request.claim().name());
-  }
-
-  /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */
-  private Lease create(Lease wanted) {
-    try {
-      return store.createAddress(wanted);
-    } catch (WriteOutcomeUnknownException e) {
-      ledger.uncertain(wanted, false);
-      log.warn(
-          "the create of {} for {}/{} may or may not have happened ({}); the address stays taken"
-              + " until a fresh read settles it",
-          wanted.ip(),
-          wanted.pod().namespace(),
-          wanted.pod().name(),
-          e.getMessage());
-      throw e;
-    } catch (StoreUnavailableException | RequestRejectedException e) {
-      ledger.unreserve(wanted.address());
-      throw e;
-    } catch (RuntimeException e) {
-      // Nothing says this one did not write: treat it as unknown, never as free.
-      ledger.uncertain(wanted, false);
-      throw e;
-    }
   }
 
   /**
@@ -501,11 +191,6 @@ public final class Allocator {
             "cannot give back block {} of pool {} yet: {}", ref.cidr(), ref.pool(), e.toString());
       }
     }
-  }
-
-  private AllocationException exhausted(PoolView pool, String why) {
-    return NoAddress.refusal(
-        pool, ledger.node(), ledger.blocks().ownBlocks(pool.name()).size(), why);
   }
 
   /**

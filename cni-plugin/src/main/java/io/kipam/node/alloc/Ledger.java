@@ -154,7 +154,10 @@ public final class Ledger {
   /** {@code lease}'s address is about to be released: recorded first, so no restart loses it. */
   public synchronized void releasing(Lease lease) {
     Instant now = clock.instant();
-    resting.rest(lease.address(), now);
+    resting.rest(
+        lease.address(),
+        now,
+        lease.claim() == null ? null : lease.pod().namespace() + "/" + lease.claim());
     releaseListener.released(lease.pool(), lease.ip(), now);
   }
 
@@ -180,8 +183,10 @@ public final class Ledger {
   public enum Exact {
     /** Reserved: it is free and in a block of this node that is open (or in {@code block}). */
     RESERVED,
-    /** Held, being written, uncertain, sub-claimed or resting: see {@link #holderOf}. */
+    /** Held, being written, uncertain or sub-claimed: see {@link #holderOf}. */
     TAKEN,
+    /** Released a moment ago and resting for the pool's reuse delay: see {@link #restLeft}. */
+    RESTING,
     /** Not in a block this node may allocate it from. */
     NOT_OWN
   }
@@ -191,6 +196,7 @@ public final class Ledger {
    * open blocks of the pool or in its own host-prefix block {@code host} (a sub-claim just made).
    */
   public synchronized Exact reserveExact(PoolView pool, IpAddress ip, Cidr host) {
+    resting.poolSeen(pool.name(), pool.reuseDelay());
     AddressKey key = new AddressKey(pool.name(), ip);
     boolean own =
         host != null
@@ -207,8 +213,39 @@ public final class Ledger {
     if (!free) {
       return Exact.TAKEN;
     }
+    if (resting.resting(key, pool.reuseDelay(), clock.instant())) {
+      return Exact.RESTING;
+    }
     reserved.add(key);
     return Exact.RESERVED;
+  }
+
+  /**
+   * How long {@code ip} of {@code pool} still rests after its last release this node knows of (the
+   * pool's reuse delay); empty when it does not rest.
+   */
+  public synchronized Optional<Duration> restLeft(PoolView pool, IpAddress ip) {
+    return restLeft(pool, ip, null);
+  }
+
+  /**
+   * As {@link #restLeft(PoolView, IpAddress)}, for a new holder: empty when the address was last
+   * released by IPAMClaim {@code claim} ({@code namespace/name}), whose address it stays.
+   */
+  public synchronized Optional<Duration> restLeft(PoolView pool, IpAddress ip, String claim) {
+    resting.poolSeen(pool.name(), pool.reuseDelay());
+    AddressKey key = new AddressKey(pool.name(), ip);
+    Instant now = clock.instant();
+    if (!resting.resting(key, pool.reuseDelay(), now)
+        || (claim != null && claim.equals(resting.releasedBy(key)))) {
+      return Optional.empty();
+    }
+    return Optional.of(Duration.between(now, resting.releasedAt(key).plus(pool.reuseDelay())));
+  }
+
+  /** Whether this call's reservation of {@code address} stands (see {@link #reserveFree}). */
+  public synchronized boolean reserved(AddressKey address) {
+    return reserved.contains(address);
   }
 
   /** The lease of the object this node knows to hold {@code address}, if any. */

@@ -3,6 +3,7 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.PoolLayout;
 import java.math.BigInteger;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 
 /**
@@ -11,7 +12,10 @@ import java.util.Objects;
  * status.nodes}; null when unknown, and then no slot is claimed Shared from birth), and how many of
  * its addresses are free anywhere in the cluster ({@code available}, from {@code status.available};
  * null when unknown), and the isolated network its addresses belong to ({@code spec.network};
- * {@link #PRIMARY} for the pools without one).
+ * {@link #PRIMARY} for the pools without one). {@code countedAt}: when kipam-operator took that
+ * count ({@code status.countedAt}; null when unknown); {@code lastChange}: when this node last saw
+ * one of its own addresses of the pool allocated or released (null: none since it started). A
+ * count is trusted to say "exhausted" only when it is newer than that ({@link NoAddress}).
  */
 public record PoolView(
     String name,
@@ -20,7 +24,9 @@ public record PoolView(
     int maxBlocksPerNode,
     Integer nodes,
     BigInteger available,
-    String network) {
+    String network,
+    Instant countedAt,
+    Instant lastChange) {
 
   /** The network of every pool without {@code spec.network}: the primary network. */
   public static final String PRIMARY = "";
@@ -30,6 +36,18 @@ public record PoolView(
     Objects.requireNonNull(layout, "layout");
     Objects.requireNonNull(reuseDelay, "reuseDelay");
     network = network == null ? PRIMARY : network;
+  }
+
+  /** A pool whose count is of unknown time. */
+  public PoolView(
+      String name,
+      PoolLayout layout,
+      Duration reuseDelay,
+      int maxBlocksPerNode,
+      Integer nodes,
+      BigInteger available,
+      String network) {
+    this(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network, null, null);
   }
 
   /** A pool of the primary network whose number of Nodes and free addresses are unknown. */
@@ -50,22 +68,71 @@ public record PoolView(
 
   /** The same pool, used by {@code nodes} Nodes. */
   public PoolView withNodes(Integer nodes) {
-    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
+    return new PoolView(
+        name,
+        layout,
+        reuseDelay,
+        maxBlocksPerNode,
+        nodes,
+        available,
+        network,
+        countedAt,
+        lastChange);
   }
 
   /** The same pool, with {@code available} addresses free in the cluster (null: unknown). */
   public PoolView withAvailable(BigInteger available) {
-    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
+    return new PoolView(
+        name,
+        layout,
+        reuseDelay,
+        maxBlocksPerNode,
+        nodes,
+        available,
+        network,
+        countedAt,
+        lastChange);
+  }
+
+  /**
+   * The same pool, its count taken at {@code countedAt} and this node's own last allocation or
+   * release in it at {@code lastChange} (either null: unknown, none).
+   */
+  public PoolView withCount(Instant countedAt, Instant lastChange) {
+    return new PoolView(
+        name,
+        layout,
+        reuseDelay,
+        maxBlocksPerNode,
+        nodes,
+        available,
+        network,
+        countedAt,
+        lastChange);
   }
 
   /** The same pool, of the isolated network {@code network} ({@link #PRIMARY} or null: none). */
   public PoolView withNetwork(String network) {
-    return new PoolView(name, layout, reuseDelay, maxBlocksPerNode, nodes, available, network);
+    return new PoolView(
+        name,
+        layout,
+        reuseDelay,
+        maxBlocksPerNode,
+        nodes,
+        available,
+        network,
+        countedAt,
+        lastChange);
   }
 
   /** How the pool's network reads in a message. */
   public String networkName() {
-    return network.isEmpty() ? "the primary network" : "network " + network;
+    return networkName(network);
+  }
+
+  /** How the pools' network {@code network} reads in a message. */
+  public static String networkName(String network) {
+    return network == null || network.isEmpty() ? "the primary network" : "network " + network;
   }
 
   /**

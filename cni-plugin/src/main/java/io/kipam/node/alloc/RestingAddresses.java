@@ -22,13 +22,30 @@ final class RestingAddresses {
   private static final int PRUNE_EVERY = 1024;
 
   private final Map<AddressKey, Instant> releasedAt = new HashMap<>();
+
+  /** The IPAMClaim ({@code namespace/name}) an address was released from, when it was a claim's. */
+  private final Map<AddressKey, String> releasedBy = new HashMap<>();
+
   private final Map<String, Duration> reuseDelays = new HashMap<>();
   private Duration longestDelay = Duration.ZERO;
   private boolean delayKnown;
   private int sincePrune;
 
   void rest(AddressKey address, Instant at) {
+    rest(address, at, null);
+  }
+
+  /**
+   * @param claim the IPAMClaim ({@code namespace/name}) whose address it was, which may attach it
+   *     again at once: its holder does not change (null: the address was a pod's)
+   */
+  void rest(AddressKey address, Instant at, String claim) {
     releasedAt.merge(address, at, (a, b) -> a.isAfter(b) ? a : b);
+    if (claim == null) {
+      releasedBy.remove(address);
+    } else {
+      releasedBy.put(address, claim);
+    }
     if (++sincePrune >= PRUNE_EVERY) {
       prune(at);
     }
@@ -96,6 +113,11 @@ final class RestingAddresses {
     return released != null && released.plus(delay).isAfter(now);
   }
 
+  /** The IPAMClaim whose address was last released, if it was a claim's. */
+  String releasedBy(AddressKey address) {
+    return releasedBy.get(address);
+  }
+
   void prune(Instant now) {
     sincePrune = 0;
     if (!delayKnown) {
@@ -103,6 +125,7 @@ final class RestingAddresses {
     }
     Instant horizon = now.minus(longestDelay);
     releasedAt.values().removeIf(at -> at.isBefore(horizon));
+    releasedBy.keySet().retainAll(releasedAt.keySet());
   }
 
   int size() {

@@ -1,12 +1,10 @@
 package io.kipam.node.alloc;
 
-import java.util.Optional;
-
 /**
  * An ADD asking for a chosen address that kipam cannot give as asked; the message names the address
  * and the reason. Nothing was allocated.
  */
-public final class StaticAddressException extends RuntimeException {
+public final class StaticAddressException extends Refusal {
 
   /** What the caller can do about it. */
   public enum Kind {
@@ -19,8 +17,6 @@ public final class StaticAddressException extends RuntimeException {
   }
 
   private final Kind kind;
-  private final String pool;
-  private final String slot;
 
   public StaticAddressException(Kind kind, String pool, String message) {
     this(kind, pool, null, message);
@@ -28,23 +24,21 @@ public final class StaticAddressException extends RuntimeException {
 
   /** With {@code slot}: another node's Exclusive slot that must become Shared first. */
   public StaticAddressException(Kind kind, String pool, String slot, String message) {
-    super(message);
+    super(refusal(kind, pool), message, "nothing was allocated", pool, slot);
     this.kind = kind;
-    this.pool = pool;
-    this.slot = slot;
   }
 
-  /** The slot of the address that must become Shared before it can be given, if that is why. */
-  public Optional<String> slot() {
-    return Optional.ofNullable(slot);
+  /** Try again with a pool is short of it: the node's demand for the pool (or slot) is recorded. */
+  private static Refusal.Kind refusal(Kind kind, String pool) {
+    return switch (kind) {
+      case TRY_AGAIN -> pool == null ? Refusal.Kind.TRY_AGAIN : Refusal.Kind.SHORT;
+      case HELD -> Refusal.Kind.ADDRESS_HELD;
+      case INVALID -> Refusal.Kind.INVALID_CONFIG;
+    };
   }
 
-  public Kind kind() {
+  /** What the caller can do about the chosen address. */
+  public Kind chosenKind() {
     return kind;
-  }
-
-  /** The pool of the address, for the node's demand when its slot must become Shared. */
-  public Optional<String> pool() {
-    return Optional.ofNullable(pool);
   }
 }

@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * only once every watch has listed its objects, so nothing is handed out before the node's own
  * allocations are known; {@link #healthy} is true only while every watch is running.
  */
-public final class NodeWatch implements AutoCloseable {
+public final class NodeWatch implements AutoCloseable, PoolDirectory {
 
   private static final Logger log = LoggerFactory.getLogger(NodeWatch.class);
 
@@ -194,6 +194,7 @@ public final class NodeWatch implements AutoCloseable {
    * The pool named {@code name} if this node may allocate from it for a pod of {@code namespace}
    * (see {@link PoolPolicy}).
    */
+  @Override
   public PoolView pool(String name, String namespace) throws PoolNotUsableException {
     IPPool pool = pools.getStore().getByKey(name);
     if (pool == null) {
@@ -215,7 +216,17 @@ public final class NodeWatch implements AutoCloseable {
     return policy.usable(pool, nodeLabels, namespace, () -> namespaceLabels(namespace));
   }
 
-  /** The IP family of pool {@code name}, whether or not this pod may use it; empty if unknown. */
+  @Override
+  public Optional<String> poolNetwork(String name) {
+    IPPool pool = pools.getStore().getByKey(name);
+    if (pool == null || pool.getSpec() == null) {
+      return Optional.empty();
+    }
+    String network = pool.getSpec().getNetwork();
+    return Optional.of(network == null ? PoolView.PRIMARY : network);
+  }
+
+  @Override
   public Optional<io.kipam.api.net.IpFamily> poolFamily(String name) {
     IPPool pool = pools.getStore().getByKey(name);
     try {
@@ -236,6 +247,7 @@ public final class NodeWatch implements AutoCloseable {
    * The annotation {@code key} of namespace {@code namespace}, one of those kipam reads there
    * ({@link #NAMESPACE_ANNOTATIONS}), read with its labels and kept as long.
    */
+  @Override
   public Optional<String> namespaceAnnotation(String namespace, String key) {
     return Optional.ofNullable(namespaceMeta(namespace).annotations().get(key));
   }

@@ -1,9 +1,8 @@
 package io.kipam.node.request;
 
 import io.kipam.cni.spec.CniEnvironment;
-import io.kipam.cni.spec.CniErrorCode;
-import io.kipam.cni.spec.CniException;
 import io.kipam.cni.spec.NetworkConfig;
+import io.kipam.node.alloc.Refusal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -67,12 +66,12 @@ public final class PodIdentity {
                         + quote(uid)
                         + " is not a pod UID (at most 36 letters, digits and dashes)"));
     if (!problems.isEmpty()) {
-      throw new CniException(
-          CniErrorCode.INVALID_ENVIRONMENT, String.join("; ", problems), "nothing was allocated");
+      throw new Refusal(
+          Refusal.Kind.INVALID_ENVIRONMENT, String.join("; ", problems), "nothing was allocated");
     }
     if (config.name().length() > MAX_NETWORK_NAME) {
-      throw new CniException(
-          CniErrorCode.INVALID_NETWORK_CONFIG,
+      throw new Refusal(
+          Refusal.Kind.INVALID_CONFIG,
           "name is "
               + config.name().length()
               + " characters long; kipam records network names of at most "

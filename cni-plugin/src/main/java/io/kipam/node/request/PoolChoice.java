@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.IpFamily;
 import io.kipam.api.net.ResourceNames;
-import io.kipam.cni.spec.CniErrorCode;
-import io.kipam.cni.spec.CniException;
 import io.kipam.node.alloc.PoolView;
+import io.kipam.node.alloc.Refusal;
 import io.kipam.node.kube.NodeWatch;
+import io.kipam.node.kube.PoolDirectory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -41,9 +41,9 @@ public final class PoolChoice {
           ApiConstants.ANNOTATION_IPV6_POOLS,
           ApiConstants.ANNOTATION_POOLS);
 
-  private final NodeWatch watch;
+  private final PoolDirectory watch;
 
-  public PoolChoice(NodeWatch watch) {
+  public PoolChoice(PoolDirectory watch) {
     this.watch = watch;
   }
 
@@ -54,13 +54,17 @@ public final class PoolChoice {
    * The pools for each family the configuration asks for, in the configuration's family order.
    *
    * @param configured the configuration's pools, from {@link #configured}
+   * @param network the interface's network, from {@link #network}
    */
   public List<List<PoolView>> choose(
-      Map<IpFamily, List<PoolView>> configured, String namespace, NodeWatch.Owner pod) {
+      Map<IpFamily, List<PoolView>> configured,
+      String namespace,
+      NodeWatch.Owner pod,
+      String network) {
     Map<IpFamily, List<PoolView>> byFamily = new LinkedHashMap<>(configured);
     Map<IpFamily, Boolean> decided = new LinkedHashMap<>();
     for (Level level : levels(namespace, pod)) {
-      Map<IpFamily, List<PoolView>> chosen = chosen(level, namespace, byFamily.keySet());
+      Map<IpFamily, List<PoolView>> chosen = chosen(level, namespace, byFamily.keySet(), network);
       for (var entry : chosen.entrySet()) {
         if (decided.putIfAbsent(entry.getKey(), true) == null) {
           byFamily.put(entry.getKey(), entry.getValue());
@@ -109,9 +113,37 @@ public final class PoolChoice {
     return usable;
   }
 
-  /** The pools {@code level} chooses, by family; empty when it names none. */
+  /**
+   * The network of the configuration's pools {@code names}: the interface's network. Pools of two
+   * networks in one configuration are refused: an interface gets addresses of one network.
+   */
+  public String network(List<String> names, String configName) {
+    Map<String, String> networks = new LinkedHashMap<>();
+    for (String name : names) {
+      watch.poolNetwork(name).ifPresent(n -> networks.put(name, n));
+    }
+    var distinct = new LinkedHashSet<>(networks.values());
+    if (distinct.size() > 1) {
+      List<String> each = new ArrayList<>();
+      networks.forEach((pool, n) -> each.add(pool + " (" + PoolView.networkName(n) + ")"));
+      throw new Refusal(
+          Refusal.Kind.INVALID_CONFIG,
+          "network configuration "
+              + configName
+              + " names pools of different networks: "
+              + String.join(", ", each)
+              + "; an interface gets addresses of one network",
+          "name pools of one spec.network in ipam.pools; nothing was allocated");
+    }
+    return distinct.isEmpty() ? PoolView.PRIMARY : distinct.iterator().next();
+  }
+
+  /**
+   * The pools {@code level} chooses for an interface of {@code network}, by family; empty when it
+   * names none of that network.
+   */
   private Map<IpFamily, List<PoolView>> chosen(
-      Level level, String namespace, java.util.Set<IpFamily> families) {
+      Level level, String namespace, java.util.Set<IpFamily> families, String network) {
     Map<IpFamily, List<PoolView>> chosen = new LinkedHashMap<>();
     for (String key : ANNOTATIONS) {
       String value = level.annotations().get(key);
@@ -126,12 +158,15 @@ public final class PoolChoice {
                   : Optional.empty();
       Map<IpFamily, List<PoolView>> named = new LinkedHashMap<>();
       for (String name : names(level, key, value)) {
+        if (!watch.poolNetwork(name).orElse(network).equals(network)) {
+          continue; // a pool of another network: the annotation chooses it for other interfaces
+        }
         PoolView pool;
         try {
           pool = watch.pool(name, namespace);
         } catch (NodeWatch.PoolNotUsableException e) {
-          throw new CniException(
-              CniErrorCode.POOL_NOT_AVAILABLE,
+          throw new Refusal(
+              Refusal.Kind.POOL_NOT_AVAILABLE,
               "annotation "
                   + key
                   + " of "
@@ -212,9 +247,9 @@ public final class PoolChoice {
     return List.copyOf(distinct);
   }
 
-  private static CniException refused(Level level, String key, String what) {
-    return new CniException(
-        CniErrorCode.INVALID_NETWORK_CONFIG,
+  private static Refusal refused(Level level, String key, String what) {
+    return new Refusal(
+        Refusal.Kind.INVALID_CONFIG,
         "annotation " + key + " of " + level.where() + " " + what,
         "write a JSON list of IPPool names or the names separated by commas; nothing was"
             + " allocated");

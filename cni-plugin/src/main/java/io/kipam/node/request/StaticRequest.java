@@ -8,11 +8,10 @@ import io.kipam.api.net.IpFamily;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.cni.spec.CniArgs;
 import io.kipam.cni.spec.CniEnvironment;
-import io.kipam.cni.spec.CniErrorCode;
-import io.kipam.cni.spec.CniException;
 import io.kipam.cni.spec.NetworkConfig;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
+import io.kipam.node.alloc.Refusal;
 import io.kipam.node.kube.NodeWatch;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -55,7 +54,7 @@ public final class StaticRequest {
     }
     var ipArg = environment.args().get(CniArgs.IP).filter(v -> !v.isBlank());
     if (ipArg.isPresent()) {
-      Set<IpAddress> fromArgs = parse(ipArg.get(), "CNI_ARGS IP", CniErrorCode.INVALID_ENVIRONMENT);
+      Set<IpAddress> fromArgs = parse(ipArg.get(), "CNI_ARGS IP", Refusal.Kind.INVALID_ENVIRONMENT);
       sources.add("CNI_ARGS IP=" + ipArg.get());
       asked = agree(asked, fromArgs, sources);
     }
@@ -71,7 +70,7 @@ public final class StaticRequest {
                     + pod.namespace()
                     + "/"
                     + pod.name(),
-                CniErrorCode.INVALID_NETWORK_CONFIG);
+                Refusal.Kind.INVALID_CONFIG);
         sources.add("annotation " + ApiConstants.ANNOTATION_IPS + " " + annotation.get());
         asked = agree(asked, fromPod, sources);
       }
@@ -118,7 +117,7 @@ public final class StaticRequest {
   }
 
   /** Addresses of a JSON list or comma-separated, each with or without a prefix length. */
-  private static Set<IpAddress> parse(String value, String where, CniErrorCode code) {
+  private static Set<IpAddress> parse(String value, String where, Refusal.Kind code) {
     List<String> texts = new ArrayList<>();
     String trimmed = value.trim();
     if (trimmed.startsWith("[")) {
@@ -148,15 +147,14 @@ public final class StaticRequest {
     return ips;
   }
 
-  private static CniException bad(String where, String value, String what, CniErrorCode code) {
-    return new CniException(
+  private static Refusal bad(String where, String value, String what, Refusal.Kind code) {
+    return new Refusal(
         code,
         where + " '" + value + "' " + what,
         "write addresses such as 10.244.1.7 or 10.244.1.7,fd00::7; nothing was allocated");
   }
 
-  private static CniException refused(String message) {
-    return new CniException(
-        CniErrorCode.INVALID_NETWORK_CONFIG, message + "; nothing was allocated", "");
+  private static Refusal refused(String message) {
+    return new Refusal(Refusal.Kind.INVALID_CONFIG, message + "; nothing was allocated", "");
   }
 }

@@ -35,7 +35,8 @@ class AllocatorTest {
   private final Random random = new Random(seed);
   private final BlockClaims claims = new BlockClaims(ledger, store, random);
   private final Allocator allocator =
-      new Allocator(ledger, store, random, Allocator.DEFAULT_SETTLE_AFTER, claims);
+      new Allocator(
+          ledger, store, Allocator.NO_CLAIMS, null, random, Allocator.DEFAULT_SETTLE_AFTER, claims);
   private final List<Ledger> ledgers = new ArrayList<>(List.of(ledger));
 
   AllocatorTest() {
@@ -69,7 +70,9 @@ class AllocatorTest {
   }
 
   private Lease add(PoolView pool, int i) {
-    return allocator.allocate(List.of(pool), attachment(i), pod(i), NETWORK, null).get(0);
+    return allocator
+        .allocate(AddRequest.dynamic(List.of(pool), attachment(i), pod(i), NETWORK, null))
+        .get(0);
   }
 
   private void del(String pool, int i) {
@@ -237,13 +240,15 @@ class AllocatorTest {
   void dualStackIsAllOrNothing() {
     PoolView v4 = pool("p4", "10.0.0.0/24", 28, 0);
     PoolView v6 = pool("p6", "fd00::/126", 126, 0);
-    allocator.allocate(List.of(v4, v6), attachment(1), pod(1), NETWORK, null);
-    allocator.allocate(List.of(v4, v6), attachment(2), pod(2), NETWORK, null);
-    allocator.allocate(List.of(v6), attachment(3), pod(3), NETWORK, null);
+    allocator.allocate(AddRequest.dynamic(List.of(v4, v6), attachment(1), pod(1), NETWORK, null));
+    allocator.allocate(AddRequest.dynamic(List.of(v4, v6), attachment(2), pod(2), NETWORK, null));
+    allocator.allocate(AddRequest.dynamic(List.of(v6), attachment(3), pod(3), NETWORK, null));
     int before = store.addresses.size();
 
     assertThatThrownBy(
-            () -> allocator.allocate(List.of(v4, v6), attachment(5), pod(5), NETWORK, null))
+            () ->
+                allocator.allocate(
+                    AddRequest.dynamic(List.of(v4, v6), attachment(5), pod(5), NETWORK, null)))
         .isInstanceOf(AllocationException.class)
         .hasMessageContaining("pool p6 is exhausted");
     assertThat(store.addresses).hasSize(before);
@@ -271,11 +276,12 @@ class AllocatorTest {
     assertThatThrownBy(
             () ->
                 notReady.allocate(
-                    List.of(pool("p4", "10.0.0.0/24", 28, 0)),
-                    attachment(1),
-                    pod(1),
-                    NETWORK,
-                    null))
+                    AddRequest.dynamic(
+                        List.of(pool("p4", "10.0.0.0/24", 28, 0)),
+                        attachment(1),
+                        pod(1),
+                        NETWORK,
+                        null)))
         .isInstanceOfSatisfying(
             AllocationException.class,
             e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.NOT_READY));
@@ -332,7 +338,9 @@ class AllocatorTest {
       ips.add(add(pool, i).ip());
       ips.add(
           otherAllocator
-              .allocate(List.of(pool), attachment(100 + i), pod(100 + i), NETWORK, null)
+              .allocate(
+                  AddRequest.dynamic(
+                      List.of(pool), attachment(100 + i), pod(100 + i), NETWORK, null))
               .get(0)
               .ip());
     }
@@ -736,7 +744,9 @@ class AllocatorTest {
                   int id = base + random.nextInt(6);
                   try {
                     if (random.nextBoolean()) {
-                      mine.allocate(List.of(pool), attachment(id), pod(id), NETWORK, null);
+                      mine.allocate(
+                          AddRequest.dynamic(
+                              List.of(pool), attachment(id), pod(id), NETWORK, null));
                     } else {
                       mine.release(List.of("p4"), attachment(id), Optional.empty());
                     }

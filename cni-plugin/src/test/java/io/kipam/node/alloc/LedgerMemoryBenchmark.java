@@ -50,7 +50,7 @@ class LedgerMemoryBenchmark {
       int slot = cycle % LIVE_PODS;
       Attachment attachment = new Attachment("c-" + cycle, "eth0");
       PodRef pod = new PodRef("q" + (cycle % 3), "pod-" + slot, "uid-" + cycle);
-      allocator.allocate(List.of(pool), attachment, pod, "net", null);
+      allocator.allocate(AddRequest.dynamic(List.of(pool), attachment, pod, "net", null));
       if (cycle > LIVE_PODS) {
         allocator.release(
             List.of("p4"), new Attachment("c-" + (cycle - LIVE_PODS), "eth0"), Optional.empty());

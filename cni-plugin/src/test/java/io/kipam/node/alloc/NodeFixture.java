@@ -48,7 +48,9 @@ final class NodeFixture implements AfterEachCallback {
     }
 
     Lease add(PoolView pool, int i) {
-      return allocator.allocate(List.of(pool), attachment(i), pod(i), NETWORK, null).get(0);
+      return allocator
+          .allocate(AddRequest.dynamic(List.of(pool), attachment(i), pod(i), NETWORK, null))
+          .get(0);
     }
 
     void del(PoolView pool, int i) {

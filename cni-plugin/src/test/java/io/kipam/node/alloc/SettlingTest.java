@@ -27,7 +27,8 @@ class SettlingTest {
   private final AllocatorTest.MutableClock clock = new AllocatorTest.MutableClock();
   private final FakeStore store = new FakeStore();
   private final Ledger ledger = new Ledger("node-a", clock);
-  private final Allocator allocator = new Allocator(ledger, store, new Random(7), SETTLE_AFTER);
+  private final Allocator allocator =
+      new Allocator(ledger, store, Allocator.NO_CLAIMS, null, new Random(7), SETTLE_AFTER);
   private final List<Lease> released = new ArrayList<>();
   private final Settling settling =
       new Settling(ledger, store, SETTLE_AFTER, new KeyedLocks<>(), released::add);
@@ -51,7 +52,10 @@ class SettlingTest {
     } else {
       store.lostRequests = true;
     }
-    assertThatThrownBy(() -> allocator.allocate(List.of(POOL), attachment(i), pod(i), "net", null))
+    assertThatThrownBy(
+            () ->
+                allocator.allocate(
+                    AddRequest.dynamic(List.of(POOL), attachment(i), pod(i), "net", null)))
         .isInstanceOf(WriteOutcomeUnknownException.class);
     store.lostAnswers = 0;
     store.lostRequests = false;

@@ -4,44 +4,39 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.BiFunction;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A chosen address (design §5b, static addresses): given, like every address, only by the node that
- * holds it. In an open slot of this node it is reserved and written at once. Otherwise it is taken
- * as a sub-claim of this node: its slot claimed Shared from birth when nobody holds it, or
- * sub-claimed in a slot that is Shared already (the parent read afresh after the sub-claim, as for
- * every sub-claim). In another node's Exclusive slot it cannot be taken until that slot is Shared:
- * the ADD is answered "try again" and the node's demand for the pool recorded. An address another
- * attachment holds is refused, naming its namespace and pod.
+ * A chosen address (design §5b, static addresses), from the first pool of its family that holds it:
+ * given, like every address, only by the node that holds it. In an open slot of this node it is
+ * reserved and written at once. Otherwise it is taken as a sub-claim of this node: its slot claimed
+ * Shared from birth when nobody holds it, or sub-claimed in a slot that is Shared already (the
+ * parent read afresh after the sub-claim, as for every sub-claim). In another node's Exclusive slot
+ * it cannot be taken until that slot is Shared: unless an IPAddress holds it already, the ADD is
+ * answered "try again" and the node's demand for the slot recorded. An address another attachment
+ * holds is refused, naming its namespace and pod; one that rests after its release is "try again".
  */
-final class StaticAddresses {
+final class ChosenSource implements AddressSource {
 
-  private static final Logger log = LoggerFactory.getLogger(StaticAddresses.class);
+  private static final Logger log = LoggerFactory.getLogger(ChosenSource.class);
 
   private final Ledger ledger;
   private final AllocationStore store;
   private final BlockClaims claims;
+  private final AddressGate gate;
 
-  StaticAddresses(Ledger ledger, AllocationStore store, BlockClaims claims) {
+  ChosenSource(Ledger ledger, AllocationStore store, BlockClaims claims, AddressGate gate) {
     this.ledger = ledger;
     this.store = store;
     this.claims = claims;
+    this.gate = gate;
   }
 
-  /**
-   * @param create writes the IPAddress of a reserved lease (null on 409), leaving the ledger right
-   * @param unwritten the lease of an address in a block, not written yet
-   */
-  Lease allocate(
-      PoolView pool,
-      IpAddress ip,
-      List<BlockRef> claimedHere,
-      Function<Lease, Lease> create,
-      BiFunction<IpAddress, Cidr, Lease> unwritten) {
+  @Override
+  public Lease allocate(AddRequest request, AddRequest.Family family, List<BlockRef> claimedHere) {
+    IpAddress ip = ((AddRequest.Chosen) family.intent()).ip();
+    PoolView pool = poolOf(request, family, ip);
     if (!pool.layout().isAssignable(ip)) {
       throw new StaticAddressException(
           StaticAddressException.Kind.INVALID,
@@ -60,15 +55,21 @@ final class StaticAddresses {
       block = pool.layout().blockOf(ip);
     } else if (reserved == Ledger.Exact.TAKEN) {
       throw held(pool, ip);
+    } else if (reserved == Ledger.Exact.RESTING) {
+      throw resting(pool, ip);
     } else {
       subClaim(pool, ip, claimedHere);
-      if (ledger.reserveExact(pool, ip, host) != Ledger.Exact.RESERVED) {
+      Ledger.Exact own = ledger.reserveExact(pool, ip, host);
+      if (own == Ledger.Exact.RESTING) {
+        throw resting(pool, ip);
+      }
+      if (own != Ledger.Exact.RESERVED) {
         throw held(pool, ip);
       }
       block = host;
     }
-    Lease wanted = unwritten.apply(ip, block);
-    Lease created = create.apply(wanted);
+    Lease wanted = request.unwritten(pool, ip, block, ledger.node());
+    Lease created = gate.write(request, pool, wanted);
     if (created == null) {
       ledger.uncertain(wanted, true);
       throw held(pool, ip);
@@ -83,6 +84,28 @@ final class StaticAddresses {
     return created;
   }
 
+  /** The first pool of {@code family} that holds {@code ip}. */
+  static PoolView poolOf(AddRequest request, AddRequest.Family family, IpAddress ip) {
+    return family
+        .poolOf(ip)
+        .orElseThrow(
+            () ->
+                new StaticAddressException(
+                    StaticAddressException.Kind.INVALID,
+                    null,
+                    "address "
+                        + ip
+                        + " lies in no pool pod "
+                        + request.pod().namespace()
+                        + "/"
+                        + request.pod().name()
+                        + " may use on "
+                        + PoolView.networkName(request.poolNetwork())
+                        + " ("
+                        + String.join(", ", family.pools().stream().map(PoolView::name).toList())
+                        + ")"));
+  }
+
   /** Takes {@code ip} as this node's sub-claim, claiming its slot Shared first when unclaimed. */
   private void subClaim(PoolView pool, IpAddress ip, List<BlockRef> claimedHere) {
     Cidr slot = pool.layout().blockOf(ip);
@@ -91,6 +114,11 @@ final class StaticAddresses {
       throw tryAgain(pool, ip, "its slot " + slot + " is being given back");
     }
     if (!state.get().shared()) {
+      // Only an address nobody holds is worth a conversion: a slot turns Shared for good.
+      Optional<Lease> holder = store.findAddress(pool.name(), ip);
+      if (holder.isPresent()) {
+        throw held(pool, ip, holder);
+      }
       throw new StaticAddressException(
           StaticAddressException.Kind.TRY_AGAIN,
           pool.name(),
@@ -122,7 +150,10 @@ final class StaticAddresses {
 
   private StaticAddressException held(PoolView pool, IpAddress ip) {
     AddressKey key = new AddressKey(pool.name(), ip);
-    Optional<Lease> holder = ledger.holderOf(key).or(() -> store.findAddress(pool.name(), ip));
+    return held(pool, ip, ledger.holderOf(key).or(() -> store.findAddress(pool.name(), ip)));
+  }
+
+  private static StaticAddressException held(PoolView pool, IpAddress ip, Optional<Lease> holder) {
     String by =
         holder
             .map(h -> "pod " + h.pod().namespace() + "/" + h.pod().name() + " on node " + h.node())
@@ -131,6 +162,22 @@ final class StaticAddresses {
         StaticAddressException.Kind.HELD,
         pool.name(),
         "address " + ip + " of pool " + pool.name() + " is held by " + by);
+  }
+
+  private StaticAddressException resting(PoolView pool, IpAddress ip) {
+    long left = ledger.restLeft(pool, ip).map(d -> Math.max(1, d.toSeconds())).orElse(1L);
+    return new StaticAddressException(
+        StaticAddressException.Kind.TRY_AGAIN,
+        null,
+        "address "
+            + ip
+            + " of pool "
+            + pool.name()
+            + " was released a moment ago and rests for the pool's reuse delay ("
+            + pool.reuseDelay().toSeconds()
+            + " s) before another holder gets it: "
+            + left
+            + " s left; try again");
   }
 
   private static StaticAddressException tryAgain(PoolView pool, IpAddress ip, String why) {

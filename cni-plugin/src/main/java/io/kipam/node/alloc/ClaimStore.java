@@ -15,7 +15,9 @@ public interface ClaimStore {
 
   /**
    * An IPAMClaim as read: identity, what it is for, the UID of its controller (the owner reference
-   * marked controller; null without one), and whether it is being deleted.
+   * marked controller; null without one), whether it is being deleted, its resourceVersion (null
+   * when not read from the API) and its {@code status.ips} (CIDR notation: the addresses bound to
+   * it, see {@link #bindAddresses}).
    */
   record Claim(
       String namespace,
@@ -24,7 +26,25 @@ public interface ClaimStore {
       String network,
       String ifName,
       String controllerUid,
-      boolean deleting) {
+      boolean deleting,
+      String resourceVersion,
+      List<String> ips) {
+
+    public Claim {
+      ips = ips == null ? List.of() : List.copyOf(ips);
+    }
+
+    /** A claim as a request names it, without resourceVersion and status. */
+    public Claim(
+        String namespace,
+        String name,
+        String uid,
+        String network,
+        String ifName,
+        String controllerUid,
+        boolean deleting) {
+      this(namespace, name, uid, network, ifName, controllerUid, deleting, null, List.of());
+    }
 
     public String what() {
       return "IPAMClaim " + namespace + "/" + name;
@@ -73,6 +93,14 @@ public interface ClaimStore {
    * a sub-claim this call's ADD made and could not use.
    */
   void releaseClaimed(String pool, IpAddress ip, String uid);
+
+  /**
+   * Binds addresses to the claim: writes its {@code status.ips} (CIDR notation) if the claim is
+   * still the object {@code claim.uid()} at {@code claim.resourceVersion()}. Returns the claim as
+   * written, or empty when it changed since it was read (409: another node may have bound an
+   * address first; read it again). Only one of two binds from one read can win.
+   */
+  Optional<Claim> bindAddresses(Claim claim, List<String> ips);
 
   /**
    * Writes the claim's {@code status.ips} (CIDR notation) and {@code status.ownerPod}, if it is

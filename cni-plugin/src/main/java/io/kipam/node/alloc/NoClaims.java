@@ -50,6 +50,11 @@ final class NoClaims implements ClaimStore {
   }
 
   @Override
+  public Optional<Claim> bindAddresses(Claim claim, List<String> ips) {
+    throw refused();
+  }
+
+  @Override
   public void writeStatus(Claim claim, List<String> ips, String ownerPod, String node) {
     throw refused();
   }

@@ -80,7 +80,9 @@ public final class KubernetesClaims implements ClaimStore {
         spec == null ? null : spec.getNetwork(),
         spec == null ? null : spec.getInterface(),
         controller,
-        meta.getDeletionTimestamp() != null);
+        meta.getDeletionTimestamp() != null,
+        meta.getResourceVersion(),
+        claim.getStatus() == null ? List.of() : claim.getStatus().getIps());
   }
 
   @Override
@@ -211,6 +213,40 @@ public final class KubernetesClaims implements ClaimStore {
   @Override
   public void releaseClaimed(String pool, IpAddress ip, String uid) {
     store.releaseBlock(pool, Cidr.of(ip, ip.family().bits()), uid);
+  }
+
+  @Override
+  public Optional<Claim> bindAddresses(Claim claim, List<String> ips) {
+    // The resourceVersion in a patch is a precondition: of two binds from one read, one wins.
+    Map<String, Object> patch =
+        Map.of(
+            "metadata",
+            Map.of("uid", claim.uid(), "resourceVersion", claim.resourceVersion()),
+            "status",
+            Map.of("ips", ips));
+    IPAMClaim written;
+    try {
+      store.limiter.acquire();
+      written =
+          client
+              .resources(IPAMClaim.class)
+              .inNamespace(claim.namespace())
+              .withName(claim.name())
+              .subresource("status")
+              .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 409) {
+        return Optional.empty();
+      }
+      if (e.getCode() == 404) {
+        throw new ClaimException(
+            ClaimException.Kind.TRY_AGAIN,
+            claim.what() + " was deleted while an address was bound to it; try again");
+      }
+      throw KubernetesStore.translate("bind addresses to " + claim.what(), e, true);
+    }
+    log.info("bound {} to {}", String.join(", ", ips), claim.what());
+    return Optional.of(claim(written));
   }
 
   @Override

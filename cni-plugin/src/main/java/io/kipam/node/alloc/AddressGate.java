@@ -2,6 +2,8 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import java.time.Duration;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,37 +85,38 @@ final class AddressGate {
     }
     // An IPAMClaim's own address attached again does not change holder: no rest for it.
     String claim = wanted.claim() == null ? null : wanted.pod().namespace() + "/" + wanted.claim();
-    ledger
-        .restLeft(pool, ip, claim)
-        .ifPresent(
-            left -> {
-              throw new Refusal(
-                  Refusal.Kind.TRY_AGAIN,
-                  "address "
-                      + ip
-                      + " of pool "
-                      + pool.name()
-                      + " was released a moment ago and rests for the pool's reuse delay ("
-                      + pool.reuseDelay().toSeconds()
-                      + " s) before another holder gets it: "
-                      + Math.max(1, left.toSeconds())
-                      + " s left; nothing was allocated, try again",
-                  "the reuse delay keeps a released address from a new pod while caches and"
-                      + " connections may still point at the old one");
-            });
+    Optional<Duration> left = ledger.restLeft(pool, ip, claim);
+    if (left.isPresent()) {
+      throw new Refusal(
+          Refusal.Kind.TRY_AGAIN,
+          "address "
+              + ip
+              + " of pool "
+              + pool.name()
+              + " was released a moment ago and rests for the pool's reuse delay ("
+              + pool.reuseDelay().toSeconds()
+              + " s) before another holder gets it: "
+              + Math.max(1, left.get().toSeconds())
+              + " s left"
+              + whose(request)
+              + "; nothing was allocated, try again",
+          "the reuse delay keeps a released address from a new pod while caches and connections"
+              + " may still point at the old one");
+    }
   }
 
   private static Refusal refused(AddRequest request, String what, Refusal.Kind kind) {
-    return new Refusal(
-        kind,
-        what
-            + " (pod "
-            + request.pod().namespace()
-            + "/"
-            + request.pod().name()
-            + ", interface "
-            + request.attachment().ifName()
-            + "); nothing was allocated");
+    return new Refusal(kind, what + whose(request) + "; nothing was allocated");
+  }
+
+  private static String whose(AddRequest request) {
+    return " (pod "
+        + request.pod().namespace()
+        + "/"
+        + request.pod().name()
+        + ", interface "
+        + request.attachment().ifName()
+        + ")";
   }
 
   /** Creates {@code wanted}'s IPAddress, leaving the ledger right whatever the outcome. */

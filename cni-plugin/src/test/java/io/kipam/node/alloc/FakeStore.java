@@ -132,6 +132,14 @@ final class FakeStore implements AllocationStore {
     return written ? created : null;
   }
 
+  /** Who holds {@code ip} of {@code pool} in any namespace, as a list by name across them finds. */
+  @Override
+  public Optional<Lease> findAddress(String pool, IpAddress ip) {
+    return addresses.values().stream()
+        .filter(l -> l.pool().equals(pool) && l.ip().equals(ip))
+        .findFirst();
+  }
+
   @Override
   public Optional<Lease> readAddress(Lease lease) {
     if (failWrites) {

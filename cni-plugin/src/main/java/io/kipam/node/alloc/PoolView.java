@@ -14,8 +14,8 @@ import java.util.Objects;
  * null when unknown), and the isolated network its addresses belong to ({@code spec.network};
  * {@link #PRIMARY} for the pools without one). {@code countedAt}: when kipam-operator took that
  * count ({@code status.countedAt}; null when unknown); {@code lastChange}: when this node last saw
- * one of its own addresses of the pool allocated or released (null: none since it started). A
- * count is trusted to say "exhausted" only when it is newer than that ({@link NoAddress}).
+ * one of its own addresses of the pool allocated or released (null: none since it started). A count
+ * is trusted to say "exhausted" only when it is newer than that ({@link NoAddress}).
  */
 public record PoolView(
     String name,

@@ -467,6 +467,7 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
    * that tells no address at all is left out, loudly.
    */
   private void addressSeen(IPAddress address) {
+    changedHere(address);
     try {
       ledger.leaseSeen(Leases.from(address));
     } catch (RuntimeException unreadable) {
@@ -490,7 +491,18 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
   }
 
   private void addressGone(IPAddress address) {
+    changedHere(address);
     Leases.address(address).ifPresent(key -> ledger.objectGone(key, Leases.object(address)));
+  }
+
+  /**
+   * An address of this node was allocated, released or changed: a pool count taken before then may
+   * not include it ({@link PoolPolicy#changed}). The objects listed at start are not changes.
+   */
+  private void changedHere(IPAddress address) {
+    if (ledger.synced() && address.getSpec() != null && address.getSpec().getPool() != null) {
+      policy.changed(address.getSpec().getPool());
+    }
   }
 
   private <T> ResourceEventHandler<T> handler(

@@ -10,7 +10,10 @@ import io.kipam.api.v1alpha1.IPPoolStatus;
 import io.kipam.api.v1alpha1.PoolGeometry;
 import io.kipam.node.alloc.PoolView;
 import java.math.BigInteger;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -23,14 +26,18 @@ import org.slf4j.LoggerFactory;
  * this node matches its {@code nodeSelector} and the pod's namespace its {@code namespaceSelector}.
  * A pool's geometry is parsed once per object (UID) and generation, so a pool deleted and created
  * again under the same name is never read with the old one's layout; its status ({@code nodes},
- * {@code available}), which changes without a new generation, is read on every call.
+ * {@code available}, {@code countedAt}), which changes without a new generation, is read on every
+ * call. It also keeps when this node last saw one of its own addresses of each pool change ({@link
+ * #changed}), which tells whether the pool's count can include it.
  */
 public final class PoolPolicy {
 
   private static final Logger log = LoggerFactory.getLogger(PoolPolicy.class);
 
   private final Map<String, CachedView> views = new ConcurrentHashMap<>();
+  private final Map<String, Instant> lastChange = new ConcurrentHashMap<>();
   private final boolean sharedSlots;
+  private final Clock clock;
 
   /**
    * @param sharedSlots whether pools' {@code status.nodes} reaches the allocator, which claims a
@@ -38,7 +45,17 @@ public final class PoolPolicy {
    *     KIPAM_SHARED_SLOTS})
    */
   public PoolPolicy(boolean sharedSlots) {
+    this(sharedSlots, Clock.systemUTC());
+  }
+
+  PoolPolicy(boolean sharedSlots, Clock clock) {
     this.sharedSlots = sharedSlots;
+    this.clock = clock;
+  }
+
+  /** An address of this node in {@code pool} was allocated or released just now. */
+  public void changed(String pool) {
+    lastChange.put(pool, clock.instant());
   }
 
   /** A pool's parsed geometry, valid for exactly one object and generation. */
@@ -82,7 +99,21 @@ public final class PoolPolicy {
     // The status changes without a new generation: read it on every call.
     IPPoolStatus status = pool.getStatus();
     return view.withNodes(sharedSlots ? status.getNodes() : null)
-        .withAvailable(available(name, status.getAvailable()));
+        .withAvailable(available(name, status.getAvailable()))
+        .withCount(countedAt(name, status.getCountedAt()), lastChange.get(name));
+  }
+
+  /** {@code status.countedAt} as a time; null when absent or not one. */
+  private static Instant countedAt(String pool, String written) {
+    if (written == null) {
+      return null;
+    }
+    try {
+      return Instant.parse(written);
+    } catch (DateTimeParseException e) {
+      log.warn("IPPool {} has status.countedAt {}, not a time: ignored", pool, written);
+      return null;
+    }
   }
 
   /** {@code status.available} as a number; null when absent or not one. */

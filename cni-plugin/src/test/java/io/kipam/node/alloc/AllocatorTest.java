@@ -159,10 +159,11 @@ class AllocatorTest {
     Lease b = add(pool, 2);
     del("p4", 1);
 
+    // Not counted by kipam-operator: try again, never "exhausted" (NoAddressTest).
     assertThatThrownBy(() -> add(pool, 3))
         .isInstanceOfSatisfying(
             AllocationException.class,
-            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_SHORT));
     clock.advance(Duration.ofSeconds(31));
     assertThat(add(pool, 3).ip()).isEqualTo(a.ip());
     assertThat(b.ip()).isNotEqualTo(a.ip());
@@ -175,7 +176,12 @@ class AllocatorTest {
     add(pool, 2);
     del("p4", 1); // resting: free in kipam-operator's count, not yet reusable here
 
-    assertThatThrownBy(() -> add(pool.withAvailable(java.math.BigInteger.ONE), 3))
+    assertThatThrownBy(
+            () ->
+                add(
+                    pool.withAvailable(java.math.BigInteger.ONE)
+                        .withCount(java.time.Instant.EPOCH, null),
+                    3))
         .isInstanceOfSatisfying(
             AllocationException.class,
             e -> {
@@ -184,15 +190,20 @@ class AllocatorTest {
                   .contains("pool p4 has 1 free addresses")
                   .contains("try again");
             });
-    assertThatThrownBy(() -> add(pool.withAvailable(java.math.BigInteger.ZERO), 3))
+    assertThatThrownBy(
+            () ->
+                add(
+                    pool.withAvailable(java.math.BigInteger.ZERO)
+                        .withCount(java.time.Instant.EPOCH, null),
+                    3))
         .isInstanceOfSatisfying(
             AllocationException.class,
             e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
     assertThatThrownBy(() -> add(pool, 3))
-        .as("unknown count: exhausted, as before kipam-operator has counted")
+        .as("unknown count: never exhausted before kipam-operator has counted")
         .isInstanceOfSatisfying(
             AllocationException.class,
-            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_EXHAUSTED));
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.POOL_SHORT));
   }
 
   @Test
@@ -239,7 +250,10 @@ class AllocatorTest {
   @Test
   void dualStackIsAllOrNothing() {
     PoolView v4 = pool("p4", "10.0.0.0/24", 28, 0);
-    PoolView v6 = pool("p6", "fd00::/126", 126, 0);
+    PoolView v6 =
+        pool("p6", "fd00::/126", 126, 0)
+            .withAvailable(java.math.BigInteger.ZERO)
+            .withCount(java.time.Instant.EPOCH, null);
     allocator.allocate(AddRequest.dynamic(List.of(v4, v6), attachment(1), pod(1), NETWORK, null));
     allocator.allocate(AddRequest.dynamic(List.of(v4, v6), attachment(2), pod(2), NETWORK, null));
     allocator.allocate(AddRequest.dynamic(List.of(v6), attachment(3), pod(3), NETWORK, null));

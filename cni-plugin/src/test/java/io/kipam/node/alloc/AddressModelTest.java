@@ -17,6 +17,7 @@ import io.kipam.node.kube.PodSummary;
 import io.kipam.node.kube.PoolDirectory;
 import io.kipam.node.request.AddRequests;
 import io.kipam.node.request.NetworkSelection;
+import io.kipam.testing.AddressSteps;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -46,8 +47,9 @@ import org.junit.jupiter.api.Test;
  * pool's network, the reuse delay held for every change of holder whatever the source, at most one
  * address per claim and pool, and no "exhausted" while the node could obtain an address.
  *
- * <p>Five seeds a run, printed; {@code -Dkipam.seed=N} repeats a run, {@code -Dkipam.model.steps=N}
- * sets the steps per seed (10,000 by default).
+ * <p>The steps come from {@link AddressSteps}, the generator {@code AddressModelIT} runs against a
+ * real control plane. Five seeds a run, printed; {@code -Dkipam.seed=N} repeats a run, {@code
+ * -Dkipam.model.steps=N} sets the steps per seed (10,000 by default).
  */
 class AddressModelTest {
 
@@ -81,7 +83,6 @@ class AddressModelTest {
   /** The cluster as the fakes hold it, and what the model remembers of it. */
   private static final class World {
     final long seed;
-    final Random random;
     final AllocatorTest.MutableClock clock = new AllocatorTest.MutableClock();
     final FakeStore store = new FakeStore();
     final FakeBlockStatus status = new FakeBlockStatus(store);
@@ -114,7 +115,6 @@ class AddressModelTest {
 
     World(long seed) {
       this.seed = seed;
-      this.random = new Random(seed);
       pool("pods-a", "10.1.0.0/27", 29, 30, "");
       pool("pods-b", "10.1.0.32/28", 29, 10, "");
       pool("blue-a", "10.1.0.0/27", 29, 30, "blue");
@@ -233,22 +233,21 @@ class AddressModelTest {
 
     void run(int steps) {
       holders = holdersNow();
+      AddressSteps generator = new AddressSteps(seed);
       for (step = 1; step <= steps; step++) {
-        double r = random.nextDouble();
-        if (r < 0.30) {
-          add(pod(), "eth0", "pods");
-        } else if (r < 0.50) {
-          add(pod(), "net1", "blue");
-        } else if (r < 0.68) {
-          del();
-        } else if (r < 0.74) {
-          deletePod();
-        } else if (r < 0.77) {
-          deleteClaim();
-        } else if (r < 0.79) {
+        AddressSteps.Step next = generator.next();
+        if (next instanceof AddressSteps.Add add) {
+          add(add);
+        } else if (next instanceof AddressSteps.Del del) {
+          del(del.which());
+        } else if (next instanceof AddressSteps.DeletePod delete) {
+          deletePod(delete.which(), delete.forced());
+        } else if (next instanceof AddressSteps.DeleteClaim delete) {
+          deleteClaim(delete.which());
+        } else if (next instanceof AddressSteps.DeletePool) {
           togglePool();
-        } else {
-          pass(Duration.ofMillis(random.nextInt(12_000)));
+        } else if (next instanceof AddressSteps.Pass pass) {
+          pass(pass.time());
         }
         check();
       }
@@ -269,36 +268,31 @@ class AddressModelTest {
       outcomes.merge(outcome, 1, Integer::sum);
     }
 
-    /** A live pod at random, or a new one (a third of the time, or when there are few). */
-    private Pod pod() {
-      if (pods.size() < 6 || random.nextInt(3) == 0) {
+    /** The step's pod: a new one, or one of the live pods. */
+    private Pod pod(AddressSteps.Add add) {
+      if (add.newPod() || pods.size() < 6) {
         int i = podCount++;
-        String namespace = NAMESPACES.get(random.nextInt(NAMESPACES.size()));
+        String namespace = NAMESPACES.get(add.namespace());
         Map<String, String> annotations = new HashMap<>();
-        switch (random.nextInt(6)) {
-          case 0 -> annotations.put(ApiConstants.ANNOTATION_POOLS, "pods-b");
-          case 1 -> annotations.put(ApiConstants.ANNOTATION_POOLS, "blue-a,pods-b");
-          case 2 -> annotations.put(ApiConstants.ANNOTATION_IPV4_POOLS, "blue-a");
-          case 3 ->
+        switch (add.template()) {
+          case OWN_NETWORK_POOL -> annotations.put(ApiConstants.ANNOTATION_POOLS, "pods-b");
+          case BOTH_NETWORKS_POOLS ->
+              annotations.put(ApiConstants.ANNOTATION_POOLS, "blue-a,pods-b");
+          case OTHER_NETWORKS_POOL -> annotations.put(ApiConstants.ANNOTATION_IPV4_POOLS, "blue-a");
+          case CLAIMED ->
               annotations.put(
                   NetworkSelection.ANNOTATION,
                   "[{\"name\":\"pods\",\"interface\":\"eth0\",\"ipam-claim-reference\":\"vm-"
-                      + random.nextInt(2)
+                      + add.claim()
                       + "\"}]");
-          default -> {}
+          case PLAIN -> {}
         }
-        Pod pod =
-            new Pod(
-                namespace,
-                "pod-" + i,
-                "uid-" + i,
-                NODES.get(random.nextInt(NODES.size())),
-                annotations);
+        Pod pod = new Pod(namespace, "pod-" + i, "uid-" + i, NODES.get(add.node()), annotations);
         pods.put(namespace + "/" + pod.name, pod);
         return pod;
       }
       List<Pod> live = new ArrayList<>(pods.values());
-      return live.get(random.nextInt(live.size()));
+      return live.get(AddressSteps.pick(add.pod(), live.size()));
     }
 
     private Map<String, String> env(String command, Pod pod, String ifName, String ip) {
@@ -332,11 +326,11 @@ class AddressModelTest {
       return json.getBytes(StandardCharsets.UTF_8);
     }
 
-    private void add(Pod pod, String ifName, String network) {
-      String chosen = null;
-      if (random.nextInt(4) == 0) {
-        chosen = "10.1.0." + random.nextInt(64);
-      }
+    private void add(AddressSteps.Add add) {
+      Pod pod = pod(add);
+      String ifName = add.network().ifName();
+      String network = add.network() == AddressSteps.Network.PRIMARY ? "pods" : "blue";
+      String chosen = add.asksByName() ? "10.1.0." + AddressSteps.pick(add.chosen(), 64) : null;
       Node node = nodes.get(pod.node);
       String what =
           "ADD "
@@ -405,13 +399,17 @@ class AddressModelTest {
       }
     }
 
-    private void del() {
+    private void del(double which) {
       List<Lease> all = new ArrayList<>();
       nodes.values().forEach(n -> all.addAll(n.ledger.leases()));
       if (all.isEmpty()) {
         return;
       }
-      Lease lease = all.get(random.nextInt(all.size()));
+      all.sort(
+          java.util.Comparator.comparing((Lease l) -> l.node())
+              .thenComparing(Lease::pool)
+              .thenComparing(Lease::ip));
+      Lease lease = all.get(AddressSteps.pick(which, all.size()));
       Node node = nodes.get(lease.node());
       note(
           "DEL "
@@ -428,15 +426,14 @@ class AddressModelTest {
     }
 
     /** A pod deleted: by kubelet after its DELs, or force-deleted and its IPAddresses collected. */
-    private void deletePod() {
+    private void deletePod(double which, boolean forced) {
       if (pods.isEmpty()) {
         return;
       }
       List<Pod> live = new ArrayList<>(pods.values());
-      Pod pod = live.get(random.nextInt(live.size()));
+      Pod pod = live.get(AddressSteps.pick(which, live.size()));
       pods.remove(pod.namespace + "/" + pod.name);
       Node node = nodes.get(pod.node);
-      boolean forced = random.nextBoolean();
       note((forced ? "force-delete " : "delete ") + pod.namespace + "/" + pod.name);
       for (Lease lease : node.ledger.leases()) {
         if (!lease.pod().uid().equals(pod.uid)) {
@@ -453,9 +450,9 @@ class AddressModelTest {
     }
 
     /** A claim deleted once no pod has its address: its sub-claims go after resting. */
-    private void deleteClaim() {
+    private void deleteClaim(double which) {
       List<String> names = new ArrayList<>(claimsByName.keySet());
-      String key = names.get(random.nextInt(names.size()));
+      String key = names.get(AddressSteps.pick(which, names.size()));
       ClaimStore.Claim claim = claimsByName.get(key);
       boolean attached =
           store.addresses.values().stream()

@@ -496,6 +496,97 @@ class PersistentAddressIT {
     System.out.println("dual-stack claim vm-d kept " + ips + " on another node");
   }
 
+  /**
+   * Two pods of one new claim start on two nodes at the same moment, round after round over three
+   * namespaces: the claim ends with one address, named by its status and held by one sub-claim; one
+   * pod gets it, the other is told the claim's address is in use (code 103), never another one.
+   */
+  @Test
+  void twoNodesAttachingANewClaimAtOnceAgreeOnOneAddress() throws Exception {
+    var threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 8; round++) {
+        String namespace = namespaces.get(round % namespaces.size());
+        List<NodeRig> order = new ArrayList<>(rigs);
+        Collections.shuffle(order, random);
+        String name = "vm-r" + round + "." + NETWORK;
+        IPAMClaim claim = claim(namespace, name, NETWORK, IFNAME, null);
+        List<Pod> pods =
+            List.of(
+                claimPod(order.get(0), namespace, "vm-r" + round + "-a", name),
+                claimPod(order.get(1), namespace, "vm-r" + round + "-b", name));
+        var start = new java.util.concurrent.CyclicBarrier(2);
+        List<CompletableFuture<CniCall.Outcome>> adds = new ArrayList<>();
+        for (int n = 0; n < 2; n++) {
+          NodeRig rig = order.get(n);
+          Pod pod = pods.get(n);
+          adds.add(
+              CompletableFuture.supplyAsync(
+                  () -> {
+                    try {
+                      start.await();
+                    } catch (Exception e) {
+                      throw new IllegalStateException(e);
+                    }
+                    return attach(rig, pod, "c-" + pod.getMetadata().getName());
+                  },
+                  threads));
+        }
+        List<CniCall.Outcome> outcomes = new ArrayList<>();
+        for (var add : adds) {
+          outcomes.add(add.get());
+        }
+        List<String> ips =
+            outcomes.stream().filter(CniCall.Outcome::ok).map(CniCall.Outcome::ip).toList();
+        System.out.println(
+            "round "
+                + round
+                + ": "
+                + namespace
+                + "/"
+                + name
+                + " on "
+                + order.get(0).node
+                + " and "
+                + order.get(1).node
+                + ": "
+                + outcomes);
+        assertThat(ips).as("round %d: one pod attached", round).hasSize(1);
+        assertThat(outcomes.stream().filter(o -> !o.ok()))
+            .as("round %d: the other is told the claim's address is in use", round)
+            .allSatisfy(o -> assertThat(o.stdout()).contains("\"code\":103"));
+        String ip = ips.get(0);
+        assertThat(client.resource(claim).get().getStatus().getIps())
+            .as("round %d: the claim's status", round)
+            .containsExactly(ip + "/24");
+        assertThat(
+                client
+                    .resources(IPBlock.class)
+                    .withLabel(ApiConstants.LABEL_POOL, pool)
+                    .withLabel(ApiConstants.LABEL_CLAIM, claim.getMetadata().getUid())
+                    .list()
+                    .getItems())
+            .as("round %d: the claim's sub-claims", round)
+            .extracting(b -> b.getSpec().getCidr())
+            .containsExactly(ip + "/32");
+        for (int n = 0; n < 2; n++) {
+          if (outcomes.get(n).ok()) {
+            Pod pod = pods.get(n);
+            assertThat(
+                    call(order.get(n), "DEL", pod, "c-" + pod.getMetadata().getName(), true).ok())
+                .isTrue();
+          }
+        }
+        for (Pod pod : pods) {
+          client.resource(pod).withGracePeriod(0).delete();
+        }
+        client.resource(claim).delete();
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
   private CniCall.Outcome dualStack(
       NodeRig rig, String command, Pod pod, String container, List<String> pools) {
     return CniCall.whileTryAgain(() -> call(rig, command, pod, container, true, pools), RETRIES);

@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * <p>The finalizer {@code kipam.io/block-protection} keeps every deleted block, whoever deleted it
  * (a person, the pool's garbage collection, the operator itself after a Ready answer), until its
  * holder has answered {@code Ready} (or its Node has been gone for the grace period) and a fresh
- * read finds no IPAddress of it. A block being deleted is closed on its node for good.
+ * read finds no IPAddress of it; the sub-claim of a deleted IPAMClaim also waits out its pool's
+ * reuse delay from its deletion. A block being deleted is closed on its node for good.
  */
 @ControllerConfiguration(
     name = BlockReconciler.NAME,
@@ -354,13 +355,18 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   /**
    * A block being deleted: the same handshake, asked for at once; its finalizer goes when its
    * holder has answered Ready (or its Node has been gone for the grace period) and a fresh read
-   * finds no IPAddress of it.
+   * finds no IPAddress of it. The sub-claim of a deleted IPAMClaim first rests for its pool's reuse
+   * delay ({@link ClaimAddressRest}).
    */
   @Override
   public DeleteControl cleanup(IPBlock block, Context<IPBlock> context) {
     Instant now = clock.instant();
     if (block.getSpec() == null) {
       return DeleteControl.defaultDelete(); // not a block kipam could have handed addresses from
+    }
+    Optional<Duration> resting = ClaimAddressRest.remaining(block, pool(block, context), now);
+    if (resting.isPresent()) {
+      return keep(resting); // a deleted claim's address rests before anyone else may hold it
     }
     if (Blocks.shared(block)) {
       return steps.sharedSlotMayGo(block)

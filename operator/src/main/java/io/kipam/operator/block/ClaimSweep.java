@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Gives back the addresses of deleted IPAMClaims (design §5b): a sub-claim whose {@code spec.claim}
  * names a claim that no longer exists (or exists under another UID: made again under the same name)
- * is deleted. Its finalizer then keeps it while an IPAddress of the address exists (a pod still
- * attached: the address is free only when the claim is gone and the attachment is over), and the
- * block controller lets it go once a fresh read finds none.
+ * is deleted. Its finalizer then keeps it for the pool's reuse delay from its deletion ({@link
+ * ClaimAddressRest}: the claim was the address's holder) and while an IPAddress of the address
+ * exists (a pod still attached: the address is free only when the claim is gone and the attachment
+ * is over), and the block controller lets it go once both are over and a fresh read finds none.
  *
  * <p>One LIST of IPAMClaims per namespace that holds such sub-claims, each {@link #INTERVAL}: the
  * cost follows the namespaces with persistent addresses, not the claims. Without the IPAMClaim CRD
@@ -208,7 +209,8 @@ public final class ClaimSweep implements Runnable {
             + claim.getUid()
             + ") is gone: its address "
             + block.getSpec().getCidr()
-            + " goes back once no pod is attached to it";
+            + " goes back once it has rested for the pool's reuse delay and no pod is attached"
+            + " to it";
     log.info("IPBlock {}: {}", name, why);
     events.record(block, EventRecorder.Type.Normal, "ClaimGone", why);
   }

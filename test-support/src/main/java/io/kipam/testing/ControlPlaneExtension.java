@@ -2,6 +2,7 @@ package io.kipam.testing;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -17,10 +18,11 @@ import org.junit.platform.commons.support.AnnotationSupport;
  * target/control-plane-logs/<class>.<method>/}.
  */
 public final class ControlPlaneExtension
-    implements BeforeAllCallback, ParameterResolver, TestWatcher {
+    implements BeforeAllCallback, BeforeEachCallback, ParameterResolver, TestWatcher {
 
   @Override
   public void beforeAll(ExtensionContext context) {
+    Fixtures.newTestNetwork();
     ControlPlane controlPlane = ControlPlane.shared();
     Leftovers.clear(controlPlane.client());
     boolean crds =
@@ -30,6 +32,12 @@ public final class ControlPlaneExtension
     if (crds) {
       KipamCrds.install(controlPlane.client());
     }
+  }
+
+  /** The pools a test method makes share a network of their own: {@link Fixtures#testNetwork}. */
+  @Override
+  public void beforeEach(ExtensionContext context) {
+    Fixtures.newTestNetwork();
   }
 
   @Override

@@ -27,6 +27,24 @@ public final class Fixtures {
     return prefix + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
   }
 
+  private static volatile String testNetwork = uniqueName("net");
+
+  /**
+   * The isolated network ({@code spec.network}) of the pools a test makes without naming one: one
+   * per test method (and one for a class's {@code @BeforeAll}), set by {@link
+   * ControlPlaneExtension}. The tests of a module share one control plane, so pools of different
+   * tests may overlap without the operator refusing either; the pools of one test share a network,
+   * as the pools of one interface do (kipam-node refuses a configuration whose pools are of two
+   * networks).
+   */
+  public static String testNetwork() {
+    return testNetwork;
+  }
+
+  static void newTestNetwork() {
+    testNetwork = uniqueName("net");
+  }
+
   /**
    * Changes an object as {@code kubectl patch --type=merge} does: the server applies {@code patch}
    * to the object it holds, with no resourceVersion precondition. Objects that kipam's processes

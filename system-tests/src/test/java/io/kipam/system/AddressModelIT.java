@@ -61,7 +61,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * sets their number (500).
  */
 @WithControlPlane
-class AddressModelIT {
+class AddressModelIT implements AddressSteps.Actions {
 
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
@@ -133,23 +133,11 @@ class AddressModelIT {
   @Test
   void everyWayToAnAddressKeepsTheInvariantsOnARealControlPlane() throws Exception {
     AddressSteps steps = new AddressSteps(seed);
+    AddressSteps.Actions actions = this;
     snapshot();
     long start = System.nanoTime();
     for (step = 1; step <= STEPS; step++) {
-      AddressSteps.Step next = steps.next();
-      if (next instanceof AddressSteps.Add add) {
-        add(add);
-      } else if (next instanceof AddressSteps.Del del) {
-        del(del.which());
-      } else if (next instanceof AddressSteps.DeletePod delete) {
-        deletePod(delete.which(), delete.forced());
-      } else if (next instanceof AddressSteps.DeleteClaim delete) {
-        deleteClaim(delete.which());
-      } else if (next instanceof AddressSteps.DeletePool) {
-        deletePool();
-      } else if (next instanceof AddressSteps.Pass pass) {
-        Thread.sleep(pass.time().toMillis() / 10);
-      }
+      AddressSteps.apply(steps.next(), actions);
       snapshot();
     }
     System.out.printf(
@@ -162,7 +150,8 @@ class AddressModelIT {
 
   // ---- the steps ----
 
-  private void add(AddressSteps.Add add) {
+  @Override
+  public void add(AddressSteps.Add add) {
     PodAt at = pod(add);
     boolean primary = add.network() == AddressSteps.Network.PRIMARY;
     String network = primary ? "pods" : "blue";
@@ -246,7 +235,8 @@ class AddressModelIT {
     return live.get(AddressSteps.pick(add.pod(), live.size()));
   }
 
-  private void del(double which) {
+  @Override
+  public void del(double which) {
     List<IPAddress> all = addresses();
     if (all.isEmpty()) {
       return;
@@ -267,7 +257,8 @@ class AddressModelIT {
     count(outcome.ok() ? "del" : "del refused");
   }
 
-  private void deletePod(double which, boolean forced) {
+  @Override
+  public void deletePod(double which, boolean forced) {
     if (pods.isEmpty()) {
       return;
     }
@@ -283,7 +274,8 @@ class AddressModelIT {
     count(forced ? "pod force-deleted" : "pod deleted");
   }
 
-  private void deleteClaim(double which) {
+  @Override
+  public void deleteClaim(double which) {
     List<String> names = new ArrayList<>(claimUids.keySet());
     String key = names.get(AddressSteps.pick(which, names.size()));
     boolean attached =
@@ -311,7 +303,8 @@ class AddressModelIT {
   }
 
   /** The annotated pool is deleted; once it is gone (its addresses released), made again. */
-  private void deletePool() {
+  @Override
+  public void deletePool() {
     if (!poolDeleted) {
       poolDeleted = true;
       client.resources(IPPool.class).withName(podsB).delete();
@@ -324,6 +317,17 @@ class AddressModelIT {
       Cluster.poolOnItsNetworkReadiedByOperator(client, podsB, spec);
       note("IPPool " + podsB + " made again");
       count("pool made again");
+    }
+  }
+
+  /** Time passes, a tenth as fast as the generator says. */
+  @Override
+  public void pass(Duration time) {
+    try {
+      Thread.sleep(time.toMillis() / 10);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
   }
 

@@ -82,6 +82,38 @@ public final class AddressSteps {
   /** Time passes. */
   public record Pass(Duration time) implements Step {}
 
+  /** What a test's world does with each kind of step. */
+  public interface Actions {
+    void add(Add add);
+
+    void del(double which);
+
+    void deletePod(double which, boolean forced);
+
+    void deleteClaim(double which);
+
+    void deletePool();
+
+    void pass(Duration time);
+  }
+
+  /** Hands {@code step} to the action of its kind. */
+  public static void apply(Step step, Actions actions) {
+    if (step instanceof Add add) {
+      actions.add(add);
+    } else if (step instanceof Del del) {
+      actions.del(del.which());
+    } else if (step instanceof DeletePod delete) {
+      actions.deletePod(delete.which(), delete.forced());
+    } else if (step instanceof DeleteClaim delete) {
+      actions.deleteClaim(delete.which());
+    } else if (step instanceof DeletePool) {
+      actions.deletePool();
+    } else if (step instanceof Pass pass) {
+      actions.pass(pass.time());
+    }
+  }
+
   private final Random random;
 
   public AddressSteps(long seed) {

@@ -87,29 +87,37 @@ final class AddressGate {
     String claim = wanted.claim() == null ? null : wanted.pod().namespace() + "/" + wanted.claim();
     Optional<Duration> left = ledger.restLeft(pool, ip, claim);
     if (left.isPresent()) {
-      throw new Refusal(
-          Refusal.Kind.TRY_AGAIN,
-          "address "
-              + ip
-              + " of pool "
-              + pool.name()
-              + " was released a moment ago and rests for the pool's reuse delay ("
-              + pool.reuseDelay().toSeconds()
-              + " s) before another holder gets it: "
-              + Math.max(1, left.get().toSeconds())
-              + " s left"
-              + whose(request)
-              + "; nothing was allocated, try again",
-          "the reuse delay keeps a released address from a new pod while caches and connections"
-              + " may still point at the old one");
+      throw resting(pool, ip, left.get(), whose(request));
     }
+  }
+
+  /**
+   * The refusal of {@code ip}, which rests {@code left} more after its release; {@code whose} names
+   * the asking pod and interface.
+   */
+  static Refusal resting(PoolView pool, IpAddress ip, Duration left, String whose) {
+    return new Refusal(
+        Refusal.Kind.TRY_AGAIN,
+        "address "
+            + ip
+            + " of pool "
+            + pool.name()
+            + " was released a moment ago and rests for the pool's reuse delay ("
+            + pool.reuseDelay().toSeconds()
+            + " s) before another holder gets it: "
+            + Math.max(1, left.toSeconds())
+            + " s left"
+            + whose
+            + "; nothing was allocated, try again",
+        "the reuse delay keeps a released address from a new pod while caches and connections may"
+            + " still point at the old one");
   }
 
   private static Refusal refused(AddRequest request, String what, Refusal.Kind kind) {
     return new Refusal(kind, what + whose(request) + "; nothing was allocated");
   }
 
-  private static String whose(AddRequest request) {
+  static String whose(AddRequest request) {
     return " (pod "
         + request.pod().namespace()
         + "/"

@@ -2,6 +2,7 @@ package io.kipam.node.alloc;
 
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -56,12 +57,12 @@ final class ChosenSource implements AddressSource {
     } else if (reserved == Ledger.Exact.TAKEN) {
       throw held(pool, ip);
     } else if (reserved == Ledger.Exact.RESTING) {
-      throw resting(pool, ip);
+      throw resting(request, pool, ip);
     } else {
       subClaim(pool, ip, claimedHere);
       Ledger.Exact own = ledger.reserveExact(pool, ip, host);
       if (own == Ledger.Exact.RESTING) {
-        throw resting(pool, ip);
+        throw resting(request, pool, ip);
       }
       if (own != Ledger.Exact.RESERVED) {
         throw held(pool, ip);
@@ -164,20 +165,9 @@ final class ChosenSource implements AddressSource {
         "address " + ip + " of pool " + pool.name() + " is held by " + by);
   }
 
-  private StaticAddressException resting(PoolView pool, IpAddress ip) {
-    long left = ledger.restLeft(pool, ip).map(d -> Math.max(1, d.toSeconds())).orElse(1L);
-    return new StaticAddressException(
-        StaticAddressException.Kind.TRY_AGAIN,
-        null,
-        "address "
-            + ip
-            + " of pool "
-            + pool.name()
-            + " was released a moment ago and rests for the pool's reuse delay ("
-            + pool.reuseDelay().toSeconds()
-            + " s) before another holder gets it: "
-            + left
-            + " s left; try again");
+  private Refusal resting(AddRequest request, PoolView pool, IpAddress ip) {
+    Duration left = ledger.restLeft(pool, ip).orElse(Duration.ofSeconds(1));
+    return AddressGate.resting(pool, ip, left, AddressGate.whose(request));
   }
 
   private static StaticAddressException tryAgain(PoolView pool, IpAddress ip, String why) {

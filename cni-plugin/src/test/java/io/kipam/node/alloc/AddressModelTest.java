@@ -81,7 +81,7 @@ class AddressModelTest {
   }
 
   /** The cluster as the fakes hold it, and what the model remembers of it. */
-  private static final class World {
+  private static final class World implements AddressSteps.Actions {
     final long seed;
     final AllocatorTest.MutableClock clock = new AllocatorTest.MutableClock();
     final FakeStore store = new FakeStore();
@@ -235,20 +235,7 @@ class AddressModelTest {
       holders = holdersNow();
       AddressSteps generator = new AddressSteps(seed);
       for (step = 1; step <= steps; step++) {
-        AddressSteps.Step next = generator.next();
-        if (next instanceof AddressSteps.Add add) {
-          add(add);
-        } else if (next instanceof AddressSteps.Del del) {
-          del(del.which());
-        } else if (next instanceof AddressSteps.DeletePod delete) {
-          deletePod(delete.which(), delete.forced());
-        } else if (next instanceof AddressSteps.DeleteClaim delete) {
-          deleteClaim(delete.which());
-        } else if (next instanceof AddressSteps.DeletePool) {
-          togglePool();
-        } else if (next instanceof AddressSteps.Pass pass) {
-          pass(pass.time());
-        }
+        AddressSteps.apply(generator.next(), this);
         check();
       }
     }
@@ -326,7 +313,8 @@ class AddressModelTest {
       return json.getBytes(StandardCharsets.UTF_8);
     }
 
-    private void add(AddressSteps.Add add) {
+    @Override
+    public void add(AddressSteps.Add add) {
       Pod pod = pod(add);
       String ifName = add.network().ifName();
       String network = add.network() == AddressSteps.Network.PRIMARY ? "pods" : "blue";
@@ -399,7 +387,8 @@ class AddressModelTest {
       }
     }
 
-    private void del(double which) {
+    @Override
+    public void del(double which) {
       List<Lease> all = new ArrayList<>();
       nodes.values().forEach(n -> all.addAll(n.ledger.leases()));
       if (all.isEmpty()) {
@@ -426,7 +415,8 @@ class AddressModelTest {
     }
 
     /** A pod deleted: by kubelet after its DELs, or force-deleted and its IPAddresses collected. */
-    private void deletePod(double which, boolean forced) {
+    @Override
+    public void deletePod(double which, boolean forced) {
       if (pods.isEmpty()) {
         return;
       }
@@ -450,7 +440,8 @@ class AddressModelTest {
     }
 
     /** A claim deleted once no pod has its address: its sub-claims go after resting. */
-    private void deleteClaim(double which) {
+    @Override
+    public void deleteClaim(double which) {
       List<String> names = new ArrayList<>(claimsByName.keySet());
       String key = names.get(AddressSteps.pick(which, names.size()));
       ClaimStore.Claim claim = claimsByName.get(key);
@@ -475,7 +466,8 @@ class AddressModelTest {
       count("claim deleted");
     }
 
-    private void togglePool() {
+    @Override
+    public void deletePool() {
       if (!deletedPools.remove("pods-b")) {
         deletedPools.add("pods-b");
         note("IPPool pods-b being deleted");
@@ -484,7 +476,8 @@ class AddressModelTest {
       }
     }
 
-    private void pass(Duration time) {
+    @Override
+    public void pass(Duration time) {
       clock.advance(time);
       note("time passes " + time.toMillis() + " ms");
       claimReleases.removeIf(

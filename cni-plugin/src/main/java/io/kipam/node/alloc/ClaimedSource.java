@@ -12,8 +12,9 @@ import org.slf4j.LoggerFactory;
  * attachment's (owned by the pod, as every attachment) and names the claim. Another attachment's
  * IPAddress of the address (409) means the address is attached elsewhere: one attachment at a time.
  * After the write the claim's sub-claim is read afresh; being given back (its claim deleted), the
- * IPAddress goes again. Once every family is served, the claim's status names the addresses and the
- * pod.
+ * IPAddress goes again. A claim that holds an address in a pool of the family keeps it, whichever
+ * pool that is; one that holds none takes one from the first pool that has one. Once every family
+ * is served, the claim's status names the addresses and the pod.
  */
 final class ClaimedSource implements AddressSource {
 
@@ -49,8 +50,30 @@ final class ClaimedSource implements AddressSource {
     if (intent.chosen().isPresent()) {
       return attach(request, ChosenSource.poolOf(request, family, intent.chosen().get()), intent);
     }
+    Optional<PoolView> holding = holding(intent.claim(), family);
+    if (holding.isPresent()) {
+      return attach(request, holding.get(), intent); // it keeps its address, in whichever pool
+    }
     return DynamicSource.firstServing(
         family.pools(), request, pool -> attach(request, pool, intent));
+  }
+
+  /** The pool of {@code family} whose address the claim's status names, if any. */
+  private static Optional<PoolView> holding(ClaimStore.Claim claim, AddRequest.Family family) {
+    for (String cidr : claim.ips()) {
+      IpAddress ip;
+      try {
+        int slash = cidr.indexOf('/');
+        ip = IpAddress.parse(slash < 0 ? cidr : cidr.substring(0, slash));
+      } catch (IllegalArgumentException unreadable) {
+        continue; // not an address kipam wrote; the claim's sub-claims decide
+      }
+      Optional<PoolView> pool = family.poolOf(ip);
+      if (pool.isPresent()) {
+        return pool;
+      }
+    }
+    return Optional.empty();
   }
 
   private Lease attach(AddRequest request, PoolView pool, AddRequest.Claimed intent) {

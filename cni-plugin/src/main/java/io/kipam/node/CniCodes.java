@@ -12,13 +12,15 @@ import io.kipam.node.kube.NodeWatch;
 import java.util.function.Predicate;
 
 /**
- * The one place that chooses the CNI error code of every failure of a verb (docs/cni.md lists
- * them): a {@link Refusal} by its kind — try again and short 11, exhausted 100, a pool not
- * available 101, an invalid request 7, a bad environment 4, a chosen address held 104, a claim in
- * use 103 —; a transient API failure, a write of unknown outcome or a pod this node does not know
- * yet 11; a request the API refuses 7 (4 when the pod's namespace is gone) with the API server's
- * reason. A claim whose address is attached to a pod that is gone, finished or being deleted is 11:
- * that attachment is ending.
+ * The one place that chooses the CNI error code of every failure of kipam-node's verbs (docs/cni.md
+ * lists them; errors in the call itself — environment, JSON, version — are the dispatcher's): a
+ * daemon not synced, a watch stopped 11, a daemon not ready for STATUS 50, a CHECK mismatch 102; a
+ * {@link Refusal} by its kind — try again and short 11, exhausted 100, a pool not available 101, an
+ * invalid request 7, a bad environment 4, a chosen address held 104, a claim in use 103 —; a
+ * transient API failure, a write of unknown outcome or a pod this node does not know yet 11; a
+ * request the API refuses 7 (4 when the pod's namespace is gone) with the API server's reason. A
+ * claim whose address is attached to a pod that is gone, finished or being deleted is 11: that
+ * attachment is ending.
  */
 final class CniCodes {
 
@@ -45,6 +47,38 @@ final class CniCodes {
       case ADDRESS_HELD -> CniErrorCode.ADDRESS_HELD;
       case CLAIM_IN_USE -> CniErrorCode.CLAIM_IN_USE;
     };
+  }
+
+  /** Any verb before the daemon has read its allocations: nothing is looked up, try again. */
+  CniException notSynced() {
+    return new CniException(
+        CniErrorCode.TRY_AGAIN_LATER,
+        "kipam-node on " + node + " is still reading its allocations; try again",
+        "");
+  }
+
+  /** ADD or GC while a watch of the daemon has stopped for good. */
+  CniException watchStopped() {
+    return new CniException(
+        CniErrorCode.TRY_AGAIN_LATER,
+        "the Kubernetes API is unavailable: a watch of kipam-node on "
+            + node
+            + " has stopped; try"
+            + " again",
+        "");
+  }
+
+  /** STATUS of a daemon that is not ready. */
+  CniException notReady() {
+    return new CniException(
+        CniErrorCode.PLUGIN_NOT_AVAILABLE,
+        "kipam-node on " + node + " is not ready",
+        "it has not finished reading its allocations, or a watch of the API is reconnecting");
+  }
+
+  /** CHECK found the attachment's addresses are not what they should be. */
+  static CniException checkMismatch(String message, String details) {
+    return new CniException(CniErrorCode.CHECK_MISMATCH, message, details);
   }
 
   /** {@code failure} as the CNI error the runtime acts on. */

@@ -3,8 +3,6 @@ package io.kipam.node;
 import io.kipam.cni.spec.Attachment;
 import io.kipam.cni.spec.CniCommand;
 import io.kipam.cni.spec.CniDispatcher;
-import io.kipam.cni.spec.CniErrorCode;
-import io.kipam.cni.spec.CniException;
 import io.kipam.cni.spec.CniPlugin;
 import io.kipam.cni.spec.CniRequest;
 import io.kipam.cni.spec.CniResponse;
@@ -142,10 +140,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
    */
   private <T> T translated(PoolStep<T> step) {
     if (!ledger.synced()) {
-      throw new CniException(
-          CniErrorCode.TRY_AGAIN_LATER,
-          "kipam-node on " + ledger.node() + " is still reading its allocations; try again",
-          "");
+      throw codes.notSynced();
     }
     try {
       return step.run();
@@ -176,12 +171,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
 
   private void requireWatching() {
     if (!watch.running()) {
-      throw new CniException(
-          CniErrorCode.TRY_AGAIN_LATER,
-          "the Kubernetes API is unavailable: a watch of kipam-node on "
-              + ledger.node()
-              + " has stopped; try again",
-          "");
+      throw codes.watchStopped();
     }
   }
 
@@ -208,8 +198,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
       held.add(lease.ip().toString());
     }
     if (held.isEmpty()) {
-      throw new CniException(
-          CniErrorCode.CHECK_MISMATCH,
+      throw CniCodes.checkMismatch(
           "attachment "
               + attachment.containerId()
               + "/"
@@ -222,10 +211,8 @@ public final class CniService implements CniEndpoint, CniPlugin {
       Set<String> previous = new HashSet<>();
       config.prevResult().get().ips().forEach(ip -> previous.add(ip.address().toString()));
       if (!previous.equals(held)) {
-        throw new CniException(
-            CniErrorCode.CHECK_MISMATCH,
-            "the previous result lists " + previous + " but the attachment holds " + held,
-            "");
+        throw CniCodes.checkMismatch(
+            "the previous result lists " + previous + " but the attachment holds " + held, "");
       }
     }
   }
@@ -264,10 +251,7 @@ public final class CniService implements CniEndpoint, CniPlugin {
   @Override
   public void status(CniRequest request) {
     if (!ready.getAsBoolean()) {
-      throw new CniException(
-          CniErrorCode.PLUGIN_NOT_AVAILABLE,
-          "kipam-node on " + ledger.node() + " is not ready",
-          "it has not finished reading its allocations, or a watch of the API is reconnecting");
+      throw codes.notReady();
     }
   }
 

@@ -16,6 +16,7 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
@@ -27,6 +28,7 @@ import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -142,6 +144,60 @@ class PersistentAddressIT {
             + " to node "
             + order.get(1).node
             + ", and gave it back once deleted and detached");
+  }
+
+  /**
+   * The claim was the address's holder: once it is deleted, its address rests for the pool's
+   * reuseDelaySeconds (design §4.8, counted from its sub-claim's deletion) before another pod gets
+   * it. The pool has one address, so the ordinary pod's ADD can only get that one.
+   */
+  @Test
+  void aDeletedClaimsAddressRestsForThePoolsReuseDelayBeforeAnotherPodGetsIt() throws Exception {
+    int reuseDelay = 10;
+    IPPoolSpec spec = Cluster.spec("10.212.0.0/28", 28, reuseDelay);
+    spec.setRangeStart("10.212.0.5");
+    spec.setRangeEnd("10.212.0.5");
+    String single = Cluster.readiedPool(client, "sticky-rest", spec);
+    List<String> pools = List.of(single);
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    IPAMClaim claim = claim(namespace, "vm-r." + NETWORK, NETWORK, IFNAME, null);
+
+    Pod first = claimPod(order.get(0), namespace, "vm-r-launcher", "vm-r." + NETWORK);
+    assertThat(dualStack(order.get(0), "ADD", first, "c-r", pools).ips())
+        .containsExactly("10.212.0.5");
+    assertThat(dualStack(order.get(0), "DEL", first, "c-r", pools).ok()).isTrue();
+    client.resource(first).withGracePeriod(0).delete();
+    String subClaim = ResourceNames.blockName(single, Cidr.parse("10.212.0.5/32"));
+
+    client.resource(claim).delete();
+    IPBlock resting =
+        await()
+            .atMost(RETRIES)
+            .until(
+                () -> client.resources(IPBlock.class).withName(subClaim).get(),
+                b -> b == null || b.getMetadata().getDeletionTimestamp() != null);
+    assertThat(resting).as("the sub-claim rests, Terminating").isNotNull();
+    String deleted = resting.getMetadata().getDeletionTimestamp();
+    Instant due = Instant.parse(deleted).plusSeconds(reuseDelay);
+
+    CniCall.Outcome ordinary =
+        order.get(1).addRetried(pools, 7000, Duration.ofSeconds(reuseDelay).plus(RETRIES));
+    Instant got = Instant.now();
+    assertThat(ordinary.ok()).as(ordinary.stdout()).isTrue();
+    assertThat(ordinary.stdout()).contains("10.212.0.5");
+    assertThat(got).as("not before the reuse delay since the claim was found gone").isAfter(due);
+    System.out.println(
+        "claim "
+            + namespace
+            + "/vm-r.tenant deleted; its sub-claim was deleted at "
+            + deleted
+            + " and 10.212.0.5 went to another pod at "
+            + got
+            + " (reuse delay "
+            + reuseDelay
+            + " s)");
   }
 
   @Test

@@ -425,6 +425,16 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
    * also taken for claims, and a sub-claim of this node's covers its address like anyone's.
    */
   private void ownBlockSeen(IPBlock block) {
+    if (!Blocks.named(block)) {
+      // Not a block kipam made: its name claims one slot, its CIDR another (design §7). Nothing
+      // is handed out from it, and it stands for no slot this node would skip.
+      log.warn(
+          "IPBlock {} is not named for its pool and CIDR ({} of pool {}); kipam-node ignores it",
+          block.getMetadata().getName(),
+          block.getSpec().getCidr(),
+          block.getSpec().getPool());
+      return;
+    }
     if (node.equals(block.getSpec().getNode())) {
       ledger.blocks().ownBlockSeen(Blocks.object(block));
     }

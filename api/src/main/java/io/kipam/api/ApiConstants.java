@@ -28,6 +28,13 @@ public final class ApiConstants {
   public static final String LABEL_CLAIM = GROUP + "/claim";
 
   /**
+   * On an IPBlock without {@code spec.node} (a slot Shared from birth, an IPAMClaim's sub-claim):
+   * the node whose daemon created it. Admission makes it the creating token's node and never lets
+   * it change; only that node's daemon (or kipam-operator) may delete the object.
+   */
+  public static final String LABEL_CREATED_BY = GROUP + "/created-by";
+
+  /**
    * On an IPAMClaim kipam-node made for a StatefulSet's pod (the network's {@code
    * statefulSetClaims} option): the StatefulSet's name. kipam-operator deletes such claims of
    * removed ordinals when the StatefulSet's {@code persistentVolumeClaimRetentionPolicy.whenScaled}

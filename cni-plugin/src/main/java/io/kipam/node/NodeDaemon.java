@@ -112,7 +112,8 @@ public final class NodeDaemon implements AutoCloseable {
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots(), traffic);
     TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());
     KubernetesStore store =
-        new KubernetesStore(client, watch::poolUid, limiter, watch::selfUid, traffic);
+        new KubernetesStore(
+            client, settings.node(), watch::poolUid, limiter, watch::selfUid, traffic);
     AddressEvents events = new AddressEvents(client, settings.node(), clock);
     KubernetesClaims claims = new KubernetesClaims(client, store, events);
     KubernetesBlockStatus blockStatus = new KubernetesBlockStatus(client, limiter);

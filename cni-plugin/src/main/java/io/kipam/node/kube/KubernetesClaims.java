@@ -206,7 +206,9 @@ public final class KubernetesClaims implements ClaimStore {
             ApiConstants.LABEL_PARENT,
             ResourceNames.blockLabel(slot),
             ApiConstants.LABEL_CLAIM,
-            claim.uid()),
+            claim.uid(),
+            ApiConstants.LABEL_CREATED_BY,
+            store.node()),
         "sub-claim for " + claim.what() + " ");
   }
 

@@ -64,6 +64,7 @@ public final class KubernetesStore implements AllocationStore {
       Pattern.compile("^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$");
 
   private final KubernetesClient client;
+  private final String node;
   private final Function<String, String> poolUid;
   final TokenBucket limiter;
   private final Supplier<String> nodeUid;
@@ -71,17 +72,21 @@ public final class KubernetesStore implements AllocationStore {
   private final ApiTraffic traffic;
 
   /**
+   * @param node this daemon's node: the creator kipam.io/created-by names on the objects without
+   *     spec.node it creates (admission admits no other)
    * @param poolUid the UID of an IPPool by name, from the node's pool cache (null if unknown)
    * @param nodeUid the UID of this node's Node object, from the node's watch (null if unknown): the
    *     holder of a static pod's addresses
    */
   public KubernetesStore(
       KubernetesClient client,
+      String node,
       Function<String, String> poolUid,
       TokenBucket limiter,
       Supplier<String> nodeUid,
       ApiTraffic traffic) {
     this.client = client;
+    this.node = node;
     this.poolUid = poolUid;
     this.limiter = limiter;
     this.nodeUid = nodeUid;
@@ -126,7 +131,9 @@ public final class KubernetesStore implements AllocationStore {
                 ApiConstants.LABEL_POOL,
                 pool,
                 ApiConstants.LABEL_BLOCK,
-                ResourceNames.blockLabel(slot)),
+                ResourceNames.blockLabel(slot),
+                ApiConstants.LABEL_CREATED_BY,
+                node),
             "claim Shared slot ");
     if (uid == null) {
       return null;
@@ -230,6 +237,11 @@ public final class KubernetesStore implements AllocationStore {
           unreadable.toString());
       return Optional.empty();
     }
+  }
+
+  /** This daemon's node, the creator of the objects without spec.node it creates. */
+  String node() {
+    return node;
   }
 
   static SlotState slotState(IPBlock block) {

@@ -91,6 +91,17 @@ class NodeFailuresIT {
                             .get()
                             .getStatus()
                             .getAvailable()));
+    // "Exhausted" (100) needs a count fresh for the question, newer than this node's last
+    // allocation in the pool: kipam-operator renews the count of a pool with nothing free every
+    // 10 s. Until then an ADD is told to try again, and a runtime does.
+    Pod probe = Cluster.pod(client, namespace, "probe", node);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                CniCall.run(kipam, CniCall.env("ADD", "c-probe", probe), config("1.0.0", full))
+                    .stdout()
+                    .contains("\"code\":100,"));
   }
 
   @AfterAll

@@ -11,7 +11,30 @@ bindings included.
 {{ .Values.images.node.repository }}:{{ .Values.images.node.tag }}
 {{- end -}}
 
-{{/* The directory of the socket: mounted into the daemon, and where the executable connects. */}}
+{{/*
+The directory of the socket: mounted from the host into the daemon, and the only directory whose
+sockets the executable connects to. So it must be kipam's own: a system directory (values.yaml
+lists them at cni.socket) would hand the daemon every socket and file in it, and widen the
+executable's confinement to them. Refused at render, with the value and what to do instead.
+*/}}
 {{- define "kipam.socketDir" -}}
-{{ dir .Values.cni.socket }}
+{{- $socket := toString .Values.cni.socket -}}
+{{- $instead := "put the socket in a directory of kipam's own, e.g. cni.socket=/run/kipam/kipam.sock" -}}
+{{- if not (isAbs $socket) -}}
+{{- fail (printf "cni.socket=%s: the socket's path must be absolute; %s" $socket $instead) -}}
+{{- end -}}
+{{- $dir := dir $socket -}}
+{{- $system := list "/" "/bin" "/boot" "/dev" "/etc" "/home" "/lib" "/lib32" "/lib64" "/libx32" "/media" "/mnt" "/opt" "/proc" "/root" "/run" "/sbin" "/srv" "/sys" "/tmp" "/usr" "/usr/bin" "/usr/lib" "/usr/libexec" "/usr/local" "/usr/local/bin" "/usr/sbin" "/var" "/var/lib" "/var/log" "/var/run" "/var/tmp" "/etc/cni" "/etc/cni/net.d" "/etc/kubernetes" "/opt/cni" "/opt/cni/bin" "/usr/libexec/cni" "/var/lib/cni" "/var/lib/containerd" "/var/lib/docker" "/var/lib/kubelet" "/var/lib/kubelet/plugins" "/var/lib/kubelet/plugins_registry" "/var/lib/kubelet/pod-resources" "/run/containerd" "/var/run/containerd" "/run/crio" "/var/run/crio" "/run/docker" "/var/run/docker" "/run/dbus" "/var/run/dbus" "/run/systemd" "/var/run/systemd" "/run/user" "/var/run/user" "/run/netns" "/var/run/netns" "/run/k3s" "/var/run/k3s" -}}
+{{- if has $dir $system -}}
+{{- fail (printf "cni.socket=%s: the socket's directory %s is a system directory, which is never mounted whole (kipam-node mounts the socket's directory from the host, and the executable connects to any socket in it); %s" $socket $dir $instead) -}}
+{{- end -}}
+{{- range list "/proc" "/sys" "/dev" "/boot" "/var/lib/kubelet/pods" -}}
+{{- if hasPrefix (printf "%s/" .) $dir -}}
+{{- fail (printf "cni.socket=%s: the socket's directory %s lies in %s, a system directory, which is never mounted (kipam-node mounts the socket's directory from the host, and the executable connects to any socket in it); %s" $socket $dir . $instead) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $dir (clean (toString .Values.cni.binDir)) -}}
+{{- fail (printf "cni.socket=%s: the socket's directory %s is cni.binDir, the host's CNI executables, which kipam-node must not be able to write; %s" $socket $dir $instead) -}}
+{{- end -}}
+{{ $dir }}
 {{- end -}}

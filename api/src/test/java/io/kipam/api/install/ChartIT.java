@@ -1,23 +1,18 @@
 package io.kipam.api.install;
 
+import static io.kipam.api.install.ChartRender.YAML;
+import static io.kipam.api.install.ChartRender.objects;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Helm;
 import io.kipam.testing.WithControlPlane;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,7 +25,6 @@ class ChartIT {
 
   private static final Path ROOT = ControlPlaneBinaries.repositoryRoot();
   private static final Path CHART = Helm.chart();
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   private final ControlPlane controlPlane = ControlPlane.shared();
 
@@ -140,57 +134,5 @@ class ChartIT {
         .containsEntry("statefulSetClaims", true)
         .containsEntry("socket", "/var/run/kipam-net/kipam.sock");
     System.out.println("values rendered: " + objects.keySet());
-  }
-
-  /**
-   * {@code value} with every number as its exact decimal value and every run of white space in a
-   * string as one space: the CRD files write some integers as 128.0, which helm passes on as
-   * written and kustomize prints as 128; and kustomize writes the folded ({@code >-}) CEL
-   * expressions of the policies back with their more-indented lines a line apart, which changes
-   * white space only.
-   */
-  private static Object normalized(Object value) {
-    if (value instanceof Map<?, ?> map) {
-      Map<Object, Object> copy = new TreeMap<>();
-      map.forEach((k, v) -> copy.put(k, normalized(v)));
-      return copy;
-    }
-    if (value instanceof List<?> list) {
-      return list.stream().map(ChartIT::normalized).toList();
-    }
-    if (value instanceof Number number) {
-      return new BigDecimal(number.toString()).stripTrailingZeros();
-    }
-    if (value instanceof String text) {
-      return text.strip().replaceAll("\\s+", " ");
-    }
-    return value;
-  }
-
-  /** The objects of a multi-document YAML stream, by kind, namespace and name. */
-  private static Map<String, Map<?, ?>> objects(String yaml) {
-    Map<String, Map<?, ?>> objects = new TreeMap<>();
-    try (var parser = YAML.getFactory().createParser(yaml)) {
-      var documents = YAML.readValues(parser, JsonNode.class);
-      while (documents.hasNext()) {
-        JsonNode document = documents.next();
-        // A document of comments alone (a template that rendered nothing) is null.
-        if (document == null || document.isNull() || document.isEmpty()) {
-          continue;
-        }
-        Map<?, ?> object = (Map<?, ?>) normalized(YAML.convertValue(document, Map.class));
-        Map<?, ?> meta = (Map<?, ?>) object.get("metadata");
-        String key =
-            object.get("kind")
-                + "/"
-                + (meta.get("namespace") == null ? "" : meta.get("namespace"))
-                + "/"
-                + meta.get("name");
-        assertThat(objects.put(key, object)).as("%s twice", key).isNull();
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return objects;
   }
 }

@@ -38,3 +38,29 @@ executable's confinement to them. Refused at render, with the value and what to 
 {{- end -}}
 {{ $dir }}
 {{- end -}}
+
+{{/*
+node.probeAddress split: "host" (an IPv6 one without its brackets), "port", and "probeHost", the
+address kubelet's probes ask: the host itself, or the loopback when the daemon listens on every
+address (0.0.0.0 or ::), since kubelet cannot connect to a wildcard.
+*/}}
+{{- define "kipam.probe" -}}
+{{- $address := toString .Values.node.probeAddress -}}
+{{- $usage := "it must be host:port, an IPv6 host in brackets, with a port from 1 to 65535 (e.g. 127.0.0.1:9880, 0.0.0.0:9880 or [::1]:9880)" -}}
+{{- if not (regexMatch `^(\[[0-9A-Fa-f:.]+\]|[^\[\]:]+):[0-9]{1,5}$` $address) -}}
+{{- fail (printf "node.probeAddress=%s: %s" $address $usage) -}}
+{{- end -}}
+{{- $port := regexReplaceAll `^.*:` $address "" | int -}}
+{{- if or (lt $port 1) (gt $port 65535) -}}
+{{- fail (printf "node.probeAddress=%s: %s" $address $usage) -}}
+{{- end -}}
+{{- $host := regexReplaceAll `:[0-9]+$` $address "" | trimPrefix "[" | trimSuffix "]" -}}
+{{- $probeHost := $host -}}
+{{- if eq $host "0.0.0.0" -}}
+{{- $probeHost = "127.0.0.1" -}}
+{{- else if has $host (list "::" "::0" "0:0:0:0:0:0:0:0") -}}
+{{- $probeHost = "::1" -}}
+{{- end -}}
+{{- $loopback := or (hasPrefix "127." $host) (eq $host "::1") (eq $host "localhost") -}}
+{{- toJson (dict "host" $host "port" $port "probeHost" $probeHost "loopback" $loopback) -}}
+{{- end -}}

@@ -12,6 +12,7 @@ import io.kipam.testing.WithControlPlane;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -134,5 +135,46 @@ class ChartIT {
         .containsEntry("statefulSetClaims", true)
         .containsEntry("socket", "/var/run/kipam-net/kipam.sock");
     System.out.println("values rendered: " + objects.keySet());
+  }
+
+  @Test
+  void theProbesAskTheConfiguredAddress() {
+    Map<String, String> probeHosts =
+        Map.of(
+            "127.0.0.1:9880", "127.0.0.1",
+            "10.0.0.5:9881", "10.0.0.5",
+            "0.0.0.0:9882", "127.0.0.1",
+            "[fd00::5]:9883", "fd00::5",
+            "[::]:9884", "::1",
+            "localhost:9885", "localhost");
+    probeHosts.forEach(
+        (address, host) -> {
+          Map<?, ?> container =
+              nodeContainer(ChartRender.render("node: {probeAddress: \"" + address + "\"}"));
+          String port = address.substring(address.lastIndexOf(':') + 1);
+          for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
+            Map<?, ?> httpGet = (Map<?, ?>) ((Map<?, ?>) container.get(probe)).get("httpGet");
+            assertThat(httpGet.get("host")).as("%s of %s", probe, address).isEqualTo(host);
+            assertThat(httpGet.get("port").toString())
+                .as("%s of %s", probe, address)
+                .isEqualTo(port);
+          }
+        });
+    assertThat(ChartRender.refusal("node: {probeAddress: \"9880\"}"))
+        .contains("node.probeAddress=9880: it must be host:port");
+    System.out.println("probes ask, by node.probeAddress: " + probeHosts);
+  }
+
+  /** kipam-node's container in the DaemonSet of {@code objects}. */
+  private static Map<?, ?> nodeContainer(Map<String, Map<?, ?>> objects) {
+    Map<?, ?> daemonSet = objects.get("DaemonSet/kipam-system/kipam-node");
+    Map<?, ?> pod =
+        (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) daemonSet.get("spec")).get("template")).get("spec");
+    return ((List<?>) pod.get("containers"))
+        .stream()
+            .map(Map.class::cast)
+            .filter(c -> "kipam-node".equals(c.get("name")))
+            .findFirst()
+            .orElseThrow();
   }
 }

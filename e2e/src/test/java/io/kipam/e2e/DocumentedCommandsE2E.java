@@ -151,6 +151,16 @@ class DocumentedCommandsE2E {
                   contains(
                       "e2e/src/test/java/io/kipam/e2e/HelmOnRealNodeE2E.java",
                       "\"install\", \"kipam\", Helm.chart().toString()")),
+          // The chart's upgrade, after its CRDs are applied: the same real node of its own.
+          Rule.of(
+              Kind.RUN_ELSEWHERE,
+              Pattern.quote("helm upgrade kipam charts/kipam"),
+              "e2e/src/test/java/io/kipam/e2e/HelmOnRealNodeE2E.java",
+              c ->
+                  contains(
+                      "e2e/src/test/java/io/kipam/e2e/HelmOnRealNodeE2E.java",
+                      "\"upgrade\",",
+                      "Helm.chart().toString()")),
           // Here it would move the real node's kipam into another namespace; a control plane of
           // its own installs it.
           Rule.of(

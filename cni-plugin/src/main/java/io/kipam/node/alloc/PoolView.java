@@ -68,30 +68,12 @@ public record PoolView(
 
   /** The same pool, used by {@code nodes} Nodes. */
   public PoolView withNodes(Integer nodes) {
-    return new PoolView(
-        name,
-        layout,
-        reuseDelay,
-        maxBlocksPerNode,
-        nodes,
-        available,
-        network,
-        countedAt,
-        lastChange);
+    return with(nodes, available, network, countedAt, lastChange);
   }
 
   /** The same pool, with {@code available} addresses free in the cluster (null: unknown). */
   public PoolView withAvailable(BigInteger available) {
-    return new PoolView(
-        name,
-        layout,
-        reuseDelay,
-        maxBlocksPerNode,
-        nodes,
-        available,
-        network,
-        countedAt,
-        lastChange);
+    return with(nodes, available, network, countedAt, lastChange);
   }
 
   /**
@@ -99,20 +81,17 @@ public record PoolView(
    * release in it at {@code lastChange} (either null: unknown, none).
    */
   public PoolView withCount(Instant countedAt, Instant lastChange) {
-    return new PoolView(
-        name,
-        layout,
-        reuseDelay,
-        maxBlocksPerNode,
-        nodes,
-        available,
-        network,
-        countedAt,
-        lastChange);
+    return with(nodes, available, network, countedAt, lastChange);
   }
 
   /** The same pool, of the isolated network {@code network} ({@link #PRIMARY} or null: none). */
   public PoolView withNetwork(String network) {
+    return with(nodes, available, network, countedAt, lastChange);
+  }
+
+  /** The same geometry and limits, with what the cluster and this node know of the pool now. */
+  private PoolView with(
+      Integer nodes, BigInteger available, String network, Instant countedAt, Instant lastChange) {
     return new PoolView(
         name,
         layout,

@@ -86,7 +86,7 @@ class NodeAdmissionPolicyIT {
       int third = daemon == nodeA ? 1 : 2;
       IPBlock block = daemon.resource(slot("10.40." + third + ".0/28", node)).create();
       // A slot claimed Shared from birth has no node; its sub-claims name theirs.
-      IPBlock shared = daemon.resource(slot("10.40." + third + ".16/28", null)).create();
+      IPBlock shared = daemon.resource(sharedFromBirth("10.40." + third + ".16/28", node)).create();
       IPBlock subClaim =
           daemon.resource(subClaim("10.40." + third + ".17", node, name(shared))).create();
       for (IPBlock b : List.of(block, subClaim)) {
@@ -119,7 +119,7 @@ class NodeAdmissionPolicyIT {
   @Test
   void aNodeIsRefusedTheOtherNodesBlocksSubClaimsAndAddresses() {
     IPBlock block = nodeB.resource(slot("10.40.3.0/28", "node-b")).create();
-    IPBlock shared = nodeB.resource(slot("10.40.3.16/28", null)).create();
+    IPBlock shared = nodeB.resource(sharedFromBirth("10.40.3.16/28", "node-b")).create();
     IPBlock subClaim = nodeB.resource(subClaim("10.40.3.17", "node-b", name(shared))).create();
     List<IPAddress> addresses = new ArrayList<>();
     for (int i = 0; i < NAMESPACES.size(); i++) {
@@ -322,6 +322,13 @@ class NodeAdmissionPolicyIT {
     return TestBlocks.slot(POOL, cidr, node);
   }
 
+  /** A slot Shared from birth, labelled with the node whose daemon claims it. */
+  private static IPBlock sharedFromBirth(String cidr, String creator) {
+    IPBlock slot = slot(cidr, null);
+    slot.getMetadata().getLabels().put("kipam.io/created-by", creator);
+    return slot;
+  }
+
   private static IPBlock subClaim(String address, String node, String parent) {
     return TestBlocks.subClaim(POOL, address, node, parent);
   }
@@ -335,9 +342,12 @@ class NodeAdmissionPolicyIT {
             .addToLabels("kipam.io/pool", POOL)
             .addToLabels("kipam.io/node", node)
             .build());
+    // The slot it lies in, as the daemon labels it.
+    Cidr block = Cidr.enclosing(IpAddress.parse(ip), 28);
+    address.getMetadata().getLabels().put("kipam.io/block", ResourceNames.blockLabel(block));
     PodReference pod =
         new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
-    address.setSpec(TestAddresses.spec(POOL, "10.40.0.0/28", ip, node, pod, 'b'));
+    address.setSpec(TestAddresses.spec(POOL, block.toString(), ip, node, pod, 'b'));
     return address;
   }
 

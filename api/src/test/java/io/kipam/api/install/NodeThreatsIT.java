@@ -128,7 +128,7 @@ class NodeThreatsIT {
   void everyWriteOfOneNodeToAnotherNodesOrSharedObjectsIsRefusedNamingTheRule() {
     // The attacked node's objects, written with its own token as its daemon writes them.
     IPBlock theirSlot = victimClient.resource(protectedSlot("10.44.1.0/28", victim)).create();
-    IPBlock shared = victimClient.resource(protectedSlot("10.44.1.16/28", null)).create();
+    IPBlock shared = victimClient.resource(sharedFromBirth("10.44.1.16/28", victim)).create();
     victimClient
         .resources(IPBlock.class)
         .withName(name(shared))
@@ -399,7 +399,7 @@ class NodeThreatsIT {
     IPBlock sharedSubClaim =
         attackerClient.resource(subClaim("10.44.1.21", attacker, name(shared))).create();
     status(attackerClient, ownSlot, "{\"status\":{\"allocated\":2}}");
-    IPBlock newShared = attackerClient.resource(protectedSlot("10.44.7.0/28", null)).create();
+    IPBlock newShared = attackerClient.resource(sharedFromBirth("10.44.7.0/28", attacker)).create();
     status(attackerClient, newShared, "{\"status\":{\"mode\":\"Shared\"}}");
     demand(attackerClient, attacker);
     operator
@@ -593,6 +593,13 @@ class NodeThreatsIT {
     return slot;
   }
 
+  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
+  private static IPBlock sharedFromBirth(String cidr, String creator) {
+    IPBlock slot = protectedSlot(cidr, null);
+    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
+    return slot;
+  }
+
   private static IPBlock subClaim(String address, String node, String parent) {
     return TestBlocks.subClaim(POOL, address, node, parent);
   }
@@ -607,6 +614,7 @@ class NodeThreatsIT {
     IPBlock block = subClaim(address, victim, parent);
     block.getMetadata().getLabels().remove(ApiConstants.LABEL_NODE);
     block.getMetadata().getLabels().put(ApiConstants.LABEL_CLAIM, uid);
+    block.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, victim);
     block
         .getMetadata()
         .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
@@ -624,6 +632,7 @@ class NodeThreatsIT {
             .withNamespace(namespace)
             .addToLabels(ApiConstants.LABEL_POOL, POOL)
             .addToLabels(ApiConstants.LABEL_NODE, node)
+            .addToLabels(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(block)))
             .withFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_ATTACHMENT)))
             .build());
     PodReference pod =

@@ -155,7 +155,8 @@ class ChartIT {
           for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
             Map<?, ?> httpGet = (Map<?, ?>) ((Map<?, ?>) container.get(probe)).get("httpGet");
             assertThat(httpGet.get("host")).as("%s of %s", probe, address).isEqualTo(host);
-            assertThat(httpGet.get("port").toString())
+            // Numbers come back as their exact decimal values (9880 reads 9.88E+3).
+            assertThat(new java.math.BigDecimal(httpGet.get("port").toString()).toPlainString())
                 .as("%s of %s", probe, address)
                 .isEqualTo(port);
           }

@@ -62,5 +62,5 @@ address (0.0.0.0 or ::), since kubelet cannot connect to a wildcard.
 {{- $probeHost = "::1" -}}
 {{- end -}}
 {{- $loopback := or (hasPrefix "127." $host) (eq $host "::1") (eq $host "localhost") -}}
-{{- toJson (dict "host" $host "port" (toString $port) "probeHost" $probeHost "loopback" $loopback) -}}
+{{- toJson (dict "host" $host "port" $port "probeHost" $probeHost "loopback" $loopback) -}}
 {{- end -}}

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -13,14 +12,10 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
-import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
@@ -438,20 +433,7 @@ class NodeForgeriesIT {
    * {@code node}'s IPAddress of {@code ip} from {@code block}, labelled as its daemon labels it.
    */
   private static IPAddress address(String namespace, String ip, String node, String block) {
-    IPAddress address = new IPAddress();
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(POOL, IpAddress.parse(ip)))
-            .withNamespace(namespace)
-            .addToLabels(ApiConstants.LABEL_POOL, POOL)
-            .addToLabels(ApiConstants.LABEL_NODE, node)
-            .addToLabels(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(block)))
-            .withFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_ATTACHMENT)))
-            .build());
-    PodReference pod =
-        new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
-    address.setSpec(TestAddresses.spec(POOL, block, ip, node, pod, 'd'));
-    return address;
+    return TestAddresses.address(POOL, namespace, ip, node, block);
   }
 
   private static <T extends HasMetadata> T relabelled(T object, String label, String value) {

@@ -22,7 +22,6 @@ import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
-import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
@@ -625,20 +624,7 @@ class NodeThreatsIT {
   }
 
   private static IPAddress address(String namespace, String ip, String node, String block) {
-    IPAddress address = new IPAddress();
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(POOL, IpAddress.parse(ip)))
-            .withNamespace(namespace)
-            .addToLabels(ApiConstants.LABEL_POOL, POOL)
-            .addToLabels(ApiConstants.LABEL_NODE, node)
-            .addToLabels(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(Cidr.parse(block)))
-            .withFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_ATTACHMENT)))
-            .build());
-    PodReference pod =
-        new PodReference("web-" + ip.replace('.', '-'), UUID.randomUUID().toString());
-    address.setSpec(TestAddresses.spec(POOL, block, ip, node, pod, 'd'));
-    return address;
+    return TestAddresses.address(POOL, namespace, ip, node, block);
   }
 
   private static IPAMClaim statefulSetClaim(String namespace, String node) {

@@ -5,9 +5,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.node.NodeSettings;
-import io.kipam.system.bench.ComparedIpam.Attempt;
 import io.kipam.system.bench.ComparisonReport.Phase;
-import io.kipam.system.harness.ApiRequestCounts;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonMetrics;
@@ -18,7 +16,6 @@ import io.kipam.system.harness.ProcessCpu;
 import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,13 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -71,6 +62,8 @@ public class IpamComparisonBenchmark {
   private static final Duration CHURN_TIME = Duration.ofSeconds(60);
   private static final int CHURN_SLOTS = 64;
   private static final int CHURN_IN_FLIGHT = 32;
+  private static final Workloads.Churn CHURN =
+      new Workloads.Churn(CHURN_RATE, CHURN_TIME, CHURN_IN_FLIGHT);
 
   private static final String WB_NAMESPACE = "kube-system";
 
@@ -86,9 +79,9 @@ public class IpamComparisonBenchmark {
       KipamCrds.install(client);
       Whereabouts.installCrds(client, whereabouts.resolve("crds"));
       OperatorProcess operator = processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
-      String pool = readyPool(client, "compare", "10.216.0.0/16", 26);
-      String pool6 = readyPool(client, "compare6", "fd00:216::/112", 122);
-      String exactPool = readyPool(client, "exact", "10.219.0.0/26", 28);
+      String pool = Workloads.readyPool(client, "compare", "10.216.0.0/16", 26);
+      String pool6 = Workloads.readyPool(client, "compare6", "fd00:216::/112", 122);
+      String exactPool = Workloads.readyPool(client, "exact", "10.219.0.0/26", 28);
       List<NodeRig> rigs = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
         rigs.add(
@@ -120,7 +113,7 @@ public class IpamComparisonBenchmark {
       Workloads warm = new Workloads(client, cpu, new ComparisonReport());
       Workloads run = new Workloads(client, cpu, report);
 
-      ComparedIpam kipam = kipam("kipam", byNode, pool);
+      ComparedIpam kipam = Workloads.kipam("kipam", byNode, pool);
       ComparedIpam wb =
           whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.217.0.0/16"));
       ComparedIpam slices = whereabouts("wb-slices", whereabouts, sliceConfig);
@@ -130,12 +123,13 @@ public class IpamComparisonBenchmark {
       // listed and watched, and rehearsed their call path before Ready), as a new node's pending
       // pods meet them; compared with the same burst warm below.
       Phase cold =
-          run.burst("cold", kipam, 8, pods(client, processes, rigs, "k", PODS), Duration.ZERO);
+          run.burst(
+              "cold", kipam, 8, Workloads.pods(client, processes, rigs, "k", PODS), Duration.ZERO);
 
       // Warm-up rounds, unmeasured: kipam's JVMs compile their hot paths (five rounds, 250 ADDs
       // and DELs per daemon: a node's daemon runs for days), whereabouts' pool and lease objects
       // exist, kube-apiserver has seen every kind of request.
-      List<Pod> warmUp = pods(client, processes, rigs, "w", PODS);
+      List<Pod> warmUp = Workloads.pods(client, processes, rigs, "w", PODS);
       for (ComparedIpam ipam : List.of(kipam, kipam, kipam, kipam, kipam, wb, slices, floor)) {
         warm.burst("warm-up", ipam, 8, warmUp, Duration.ZERO);
       }
@@ -143,7 +137,7 @@ public class IpamComparisonBenchmark {
       report.versionLatency(versionP50(rigs.get(0)));
       int round = 0;
       for (int concurrency : CONCURRENCY) {
-        List<Pod> pods = pods(client, processes, rigs, "r" + ++round, PODS);
+        List<Pod> pods = Workloads.pods(client, processes, rigs, "r" + ++round, PODS);
         double daemonBefore = daemonAddSeconds(rigs);
         Phase k = run.burst("burst", kipam, concurrency, pods, Duration.ZERO);
         double daemonMean = (daemonAddSeconds(rigs) - daemonBefore) / PODS * 1000;
@@ -173,8 +167,8 @@ public class IpamComparisonBenchmark {
 
       // Dual-stack: one IPv4 and one IPv6 address per pod. whereabouts' node slices take one
       // range only, so they sit this one out.
-      List<Pod> dual = pods(client, processes, rigs, "d", PODS);
-      run.burst("dual", kipam("kipam", byNode, pool, pool6), 8, dual, Duration.ZERO);
+      List<Pod> dual = Workloads.pods(client, processes, rigs, "d", PODS);
+      run.burst("dual", Workloads.kipam("kipam", byNode, pool, pool6), 8, dual, Duration.ZERO);
       run.burst(
           "dual",
           whereabouts(
@@ -190,9 +184,9 @@ public class IpamComparisonBenchmark {
       run.burst("dual", new ComparedIpam.Floor(client, List.of("4", "6")), 8, dual, Duration.ZERO);
 
       // Churn: pods come and go at a fixed rate, as Jobs and rolling updates make them.
-      List<Pod> churn = pods(client, processes, rigs, "c", CHURN_SLOTS);
+      List<Pod> churn = Workloads.pods(client, processes, rigs, "c", CHURN_SLOTS);
       for (ComparedIpam ipam : List.of(kipam, wb, slices, floor)) {
-        run.churn(ipam, churn);
+        run.churn(ipam, churn, CHURN);
       }
 
       // Exact budget: as many assignable addresses as pods (a /26 without its network and
@@ -212,7 +206,7 @@ public class IpamComparisonBenchmark {
       }
       Collections.shuffle(budget, new Random(1));
       Duration retry = Duration.ofSeconds(60);
-      run.burst("exact", kipam("kipam", byNode, exactPool), 8, budget, retry);
+      run.burst("exact", Workloads.kipam("kipam", byNode, exactPool), 8, budget, retry);
       run.burst(
           "exact",
           whereabouts("whereabouts", whereabouts, wbConfig(wbSettings, "10.220.0.0/26")),
@@ -274,169 +268,6 @@ public class IpamComparisonBenchmark {
         CHURN_IN_FLIGHT,
         CHURN_TIME.toSeconds(),
         NODES);
-  }
-
-  /** The workloads, each measured the same way whatever the system. */
-  private record Workloads(KubernetesClient client, ProcessCpu cpu, ComparisonReport report) {
-
-    /**
-     * An ADD per pod, {@code concurrency} at once, timed one by one, then their DELs (untimed).
-     * With a {@code retry} time, an ADD that fails with code 100 (no address) or 11 (try again
-     * later) is tried again every 300 ms, as a runtime retries a sandbox; its latency is the time
-     * until its last answer.
-     */
-    Phase burst(String workload, ComparedIpam ipam, int concurrency, List<Pod> pods, Duration retry)
-        throws Exception {
-      String round = workload.charAt(0) + "" + concurrency + "-" + ipam.name() + "-";
-      Measure m = new Measure(this);
-      double seconds =
-          run(
-              concurrency,
-              pods.size(),
-              i -> {
-                long start = System.nanoTime();
-                Attempt attempt = ipam.add(pods.get(i), round + i);
-                boolean retriedThis = false;
-                while (!attempt.ok()
-                    && attempt.retryable()
-                    && System.nanoTime() - start < retry.toNanos()) {
-                  retriedThis = true;
-                  Thread.sleep(300);
-                  attempt = ipam.add(pods.get(i), round + i);
-                }
-                m.record(ipam, start, attempt, retriedThis);
-              });
-      Phase phase = m.phase(workload, ipam, concurrency, pods.size(), seconds);
-      report.add(phase);
-      run(concurrency, pods.size(), i -> ipam.del(pods.get(i), round + i));
-      return phase;
-    }
-
-    /**
-     * ADDs at a fixed rate for {@link #CHURN_TIME}, each in one of {@code slots.size()} pod slots
-     * after the DEL of the attachment that slot held before; at most {@link #CHURN_IN_FLIGHT} at
-     * once, so a system that cannot keep up falls behind the schedule (its calls per second say by
-     * how much) rather than piling up calls without end. Only the ADDs are timed.
-     */
-    Phase churn(ComparedIpam ipam, List<Pod> slots) throws Exception {
-      Measure m = new Measure(this);
-      String[] held = new String[slots.size()];
-      Semaphore inFlight = new Semaphore(CHURN_IN_FLIGHT);
-      ExecutorService workers = Executors.newFixedThreadPool(CHURN_IN_FLIGHT);
-      List<Future<?>> done = new ArrayList<>();
-      long periodNanos = 1_000_000_000L / CHURN_RATE;
-      long start = System.nanoTime();
-      int issued = 0;
-      while (System.nanoTime() - start < CHURN_TIME.toNanos()) {
-        long due = start + issued * periodNanos;
-        long wait = due - System.nanoTime();
-        if (wait > 0) {
-          TimeUnit.NANOSECONDS.sleep(wait);
-        }
-        inFlight.acquire();
-        int slot = issued % slots.size();
-        String id = "c-" + ipam.name() + "-" + issued;
-        issued++;
-        done.add(
-            workers.submit(
-                () -> {
-                  try {
-                    // a slot is used again only after its last DEL and ADD are done
-                    synchronized (slots.get(slot)) {
-                      if (held[slot] != null) {
-                        ipam.del(slots.get(slot), held[slot]);
-                      }
-                      long t = System.nanoTime();
-                      Attempt attempt = ipam.add(slots.get(slot), id);
-                      m.record(ipam, t, attempt, false);
-                      held[slot] = id;
-                    }
-                  } finally {
-                    inFlight.release();
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> f : done) {
-        f.get();
-      }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      workers.shutdown();
-      Phase phase = m.phase("churn", ipam, CHURN_RATE, issued, seconds);
-      report.add(phase);
-      for (int s = 0; s < slots.size(); s++) {
-        if (held[s] != null) {
-          ipam.del(slots.get(s), held[s]);
-        }
-      }
-      return phase;
-    }
-  }
-
-  /** What one phase saw, gathered while it runs; kube-apiserver's counts and the CPU around it. */
-  private static final class Measure {
-    private final Workloads workloads;
-    private final ApiRequestCounts requestsBefore;
-    private final ProcessCpu.Snapshot cpuBefore;
-    private final long start = System.nanoTime();
-    private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
-    private final List<Double> finishedAt = Collections.synchronizedList(new ArrayList<>());
-    private final Map<String, Integer> failures = Collections.synchronizedMap(new TreeMap<>());
-    private final AtomicInteger retried = new AtomicInteger();
-
-    Measure(Workloads workloads) {
-      this.workloads = workloads;
-      this.requestsBefore = ApiRequestCounts.readAll(workloads.client());
-      this.cpuBefore = workloads.cpu().snapshot();
-    }
-
-    void record(ComparedIpam ipam, long callStart, Attempt attempt, boolean retriedThis) {
-      long end = System.nanoTime();
-      latencies.add((end - callStart) / 1e6);
-      finishedAt.add((end - start) / 1e9);
-      if (retriedThis) {
-        retried.incrementAndGet();
-      }
-      if (!attempt.ok() && failures.merge(attempt.failure(), 1, Integer::sum) == 1) {
-        System.out.printf(
-            "%s: first failure with %s: %s%n", ipam.name(), attempt.failure(), attempt.detail());
-      }
-    }
-
-    Phase phase(String workload, ComparedIpam ipam, int concurrency, int calls, double seconds) {
-      Map<String, Double> perAllocation = new TreeMap<>();
-      ApiRequestCounts.readAll(workloads.client())
-          .byVerbSince(requestsBefore)
-          .forEach((verb, n) -> perAllocation.put(verb, n / calls));
-      return new Phase(
-          workload,
-          ipam.name(),
-          concurrency,
-          calls,
-          retried.get(),
-          seconds,
-          List.copyOf(latencies),
-          List.copyOf(finishedAt),
-          Map.copyOf(failures),
-          perAllocation,
-          workloads.cpu().since(cpuBefore, seconds));
-    }
-  }
-
-  private static String readyPool(KubernetesClient client, String prefix, String cidr, int block) {
-    String name = Fixtures.uniqueName(prefix);
-    Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, block, 0));
-    return name;
-  }
-
-  /** kipam through each node's installed executable, from {@code pools} (two: dual-stack). */
-  private static ComparedIpam kipam(String name, Map<String, NodeRig> byNode, String... pools) {
-    return new ComparedIpam.Cni(
-        name,
-        pod -> byNode.get(pod.getSpec().getNodeName()).kipam,
-        pod ->
-            Cluster.config(
-                "1.1.0", byNode.get(pod.getSpec().getNodeName()).daemon.socket.toString(), pools));
   }
 
   private static ComparedIpam whereabouts(String name, Path dir, String config) {
@@ -539,52 +370,5 @@ public class IpamComparisonBenchmark {
       sum += DaemonMetrics.addSeconds(rig.daemon.socket)[0];
     }
     return sum;
-  }
-
-  /** {@code count} pods over the nodes (bound to them) and three namespaces, made before timing. */
-  private static List<Pod> pods(
-      KubernetesClient client,
-      KipamProcesses processes,
-      List<NodeRig> rigs,
-      String round,
-      int count) {
-    List<Pod> pods = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      pods.add(
-          Cluster.pod(
-              client,
-              processes.namespaces.get(i % 3),
-              "p-" + round + "-" + i,
-              rigs.get(i % NODES).node));
-    }
-    return pods;
-  }
-
-  /** Runs {@code task} for 0..count-1 with {@code concurrency} workers; the seconds it took. */
-  private static double run(int concurrency, int count, IntTask task) throws Exception {
-    ExecutorService workers = Executors.newFixedThreadPool(concurrency);
-    AtomicInteger next = new AtomicInteger();
-    long start = System.nanoTime();
-    List<Future<?>> done = new ArrayList<>();
-    for (int w = 0; w < concurrency; w++) {
-      done.add(
-          workers.submit(
-              () -> {
-                for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-                  task.accept(i);
-                }
-                return null;
-              }));
-    }
-    for (Future<?> f : done) {
-      f.get();
-    }
-    workers.shutdown();
-    return (System.nanoTime() - start) / 1e9;
-  }
-
-  @FunctionalInterface
-  private interface IntTask {
-    void accept(int i) throws Exception;
   }
 }

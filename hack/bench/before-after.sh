@@ -47,12 +47,14 @@ cat "$out"/before-*/kipam-rounds.tsv "$out"/after-*/kipam-rounds.tsv | awk -F'\t
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  { key = $2 " " $3; keys[key] = 1; rate[$1, key] = rate[$1, key] " " $5; p99[$1, key] = p99[$1, key] " " $7 }
+  { key = $2 " " $3; keys[key] = 1; rate[$1, key] = rate[$1, key] " " $5; p99[$1, key] = p99[$1, key] " " $7
+    if (NF >= 10) cpu[$1, key] = cpu[$1, key] " " $10 }
   END {
-    printf "%-10s %16s %16s %8s %16s %16s %8s\n", "workload", "calls/s before", "calls/s after", "after/", "p99 ms before", "p99 ms after", "after/"
+    printf "%-10s %15s %14s %7s %14s %13s %7s %13s %12s %7s\n", "workload", "calls/s before", "after", "after/", "p99 ms before", "after", "after/", "daemon CPU ms", "after", "after/"
     for (k in keys) {
       rb = median(rate["before", k]); ra = median(rate["after", k])
       pb = median(p99["before", k]); pa = median(p99["after", k])
-      printf "%-10s %16.1f %16.1f %7.0f%% %16.1f %16.1f %7.0f%%\n", k, rb, ra, 100 * ra / rb, pb, pa, 100 * pa / pb
+      cb = median(cpu["before", k]); ca = median(cpu["after", k])
+      printf "%-10s %15.1f %14.1f %6.0f%% %14.1f %13.1f %6.0f%% %13.2f %12.2f %6.0f%%\n", k, rb, ra, 100 * ra / rb, pb, pa, 100 * pa / pb, cb, ca, (cb > 0 ? 100 * ca / cb : 0)
     }
   }'

@@ -112,14 +112,22 @@ public class KipamRoundsBenchmark {
             Runtime.getRuntime().availableProcessors()));
     out.append(
         String.format(
-            "%-6s %4s %5s %9s %9s %9s %7s %11s%n",
-            "work", "at", "round", "calls/s", "p50 ms", "p99 ms", "failed", "POST/alloc"));
+            "%-6s %4s %5s %9s %9s %9s %7s %11s %16s%n",
+            "work",
+            "at",
+            "round",
+            "calls/s",
+            "p50 ms",
+            "p99 ms",
+            "failed",
+            "POST/alloc",
+            "daemon CPU ms/alloc"));
     roundOf.forEach(
         (p, round) ->
             out.append(
                 String.format(
                     Locale.ROOT,
-                    "%-6s %4d %5d %9.1f %9.1f %9.1f %7d %11.2f%n",
+                    "%-6s %4d %5d %9.1f %9.1f %9.1f %7d %11.2f %16.2f%n",
                     p.workload(),
                     p.concurrency(),
                     round,
@@ -127,11 +135,12 @@ public class KipamRoundsBenchmark {
                     p.percentile(50),
                     p.percentile(99),
                     p.failed(),
-                    p.requestsByVerb().getOrDefault("POST", 0.0))));
+                    p.requestsByVerb().getOrDefault("POST", 0.0),
+                    daemonCpu(p))));
     out.append(
         String.format(
-            "%nmedian of the rounds [lowest, highest]%n%-6s %4s %28s %28s %11s%n",
-            "work", "at", "calls/s", "p99 ms", "POST/alloc"));
+            "%nmedian of the rounds [lowest, highest]%n%-6s %4s %28s %28s %11s %28s%n",
+            "work", "at", "calls/s", "p99 ms", "POST/alloc", "daemon CPU ms/alloc"));
     Map<String, List<Phase>> byWorkload = new LinkedHashMap<>();
     roundOf
         .keySet()
@@ -145,13 +154,23 @@ public class KipamRoundsBenchmark {
             out.append(
                 String.format(
                     Locale.ROOT,
-                    "%-6s %4s %28s %28s %11.2f%n",
+                    "%-6s %4s %28s %28s %11.2f %28s%n",
                     key.split(" ")[0],
                     key.split(" ")[1],
                     spread(phases, Phase::rate),
                     spread(phases, p -> p.percentile(99)),
-                    median(phases, p -> p.requestsByVerb().getOrDefault("POST", 0.0)))));
+                    median(phases, p -> p.requestsByVerb().getOrDefault("POST", 0.0)),
+                    spread(phases, KipamRoundsBenchmark::daemonCpu))));
     return out.toString();
+  }
+
+  /**
+   * The CPU the kipam-node daemons spent per allocation in {@code phase}, in milliseconds: steadier
+   * than calls per second on a shared machine, since another process's load slows the calls but
+   * does not add to the daemons' CPU.
+   */
+  private static double daemonCpu(Phase phase) {
+    return phase.cpu().seconds().getOrDefault("kipam-node daemons", 0.0) / phase.calls() * 1000;
   }
 
   private static String spread(List<Phase> phases, ToDoubleFunction<Phase> measure) {
@@ -171,7 +190,10 @@ public class KipamRoundsBenchmark {
     return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
   }
 
-  /** label, workload, at, round, calls/s, p50 ms, p99 ms, failed, POSTs per allocation. */
+  /**
+   * label, workload, at, round, calls/s, p50 ms, p99 ms, failed, POSTs per allocation, daemon CPU
+   * ms per allocation.
+   */
   private static String tsv(String label, Map<Phase, Integer> roundOf) {
     StringBuilder out = new StringBuilder();
     roundOf.forEach(
@@ -179,7 +201,7 @@ public class KipamRoundsBenchmark {
             out.append(
                 String.format(
                     Locale.ROOT,
-                    "%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t%.3f%n",
+                    "%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t%.3f\t%.3f%n",
                     label,
                     p.workload(),
                     p.concurrency(),
@@ -188,7 +210,8 @@ public class KipamRoundsBenchmark {
                     p.percentile(50),
                     p.percentile(99),
                     p.failed(),
-                    p.requestsByVerb().getOrDefault("POST", 0.0))));
+                    p.requestsByVerb().getOrDefault("POST", 0.0),
+                    daemonCpu(p))));
     return out.toString();
   }
 }

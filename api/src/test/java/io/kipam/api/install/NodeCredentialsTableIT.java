@@ -182,7 +182,9 @@ class NodeCredentialsTableIT {
                           attackerClient
                               .resource(
                                   shapes.subClaim(
-                                      "10.48.2.9", attacker, objects.get(Target.OTHER_SLOT)))
+                                      "10.48.2.9",
+                                      attacker,
+                                      (IPBlock) objects.get(Target.OTHER_SLOT)))
                               .dryRun()
                               .create())
                   .hasMessageContaining("may not sub-claim");
@@ -283,7 +285,13 @@ class NodeCredentialsTableIT {
           request
               .uri(named + subresource + dryRun)
               .method("PATCH", PatchType.JSON_MERGE.getContentType(), patch(row.field(), object));
-      case DELETE -> request.uri(named + dryRun).delete("application/json", "{}");
+      // kube-apiserver reads a DELETE's options from its body when it has one, not from the query.
+      case DELETE ->
+          request
+              .uri(named + dryRun)
+              .delete(
+                  "application/json",
+                  "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}");
     }
     request.timeout(30, TimeUnit.SECONDS);
     try {

@@ -55,6 +55,20 @@ final class KipamInstall {
         .build();
   }
 
+  /**
+   * A client with a plain token of kipam-system's {@code serviceAccount}, bound to no object: the
+   * API server puts no node name in the request's user info.
+   */
+  static KubernetesClient serviceAccountClient(ControlPlane controlPlane, String serviceAccount) {
+    String token = controlPlane.kubectl("create", "token", serviceAccount, "-n", NAMESPACE).trim();
+    return new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+        .withConfig(
+            new io.fabric8.kubernetes.client.ConfigBuilder(controlPlane.adminConfig())
+                .withOauthToken(token)
+                .build())
+        .build();
+  }
+
   /** Applies config/default (idempotent) and returns what kubectl printed. */
   static String apply(ControlPlane controlPlane) {
     return controlPlane.kubectl("apply", "-k", entryPoint().toString());

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -74,7 +72,7 @@ class NodeForgeriesIT {
     attackerClient = opened(KipamInstall.nodeClient(controlPlane, attacker));
     victimClient = opened(KipamInstall.nodeClient(controlPlane, victim));
     thirdClient = opened(KipamInstall.nodeClient(controlPlane, third));
-    operator = opened(clientWith(token("kipam-operator")));
+    operator = opened(KipamInstall.serviceAccountClient(controlPlane, "kipam-operator"));
     // A policy takes effect a moment after it is stored, and a policy with IPBlocks as parameters
     // once kube-apiserver's cache holds them: wait until both kinds refuse.
     IPBlock probe = victimClient.resource(slot("10.46.255.0/28", victim)).create();
@@ -449,18 +447,6 @@ class NodeForgeriesIT {
   private static <T extends HasMetadata> T withoutFinalizers(T object) {
     object.getMetadata().setFinalizers(new ArrayList<>());
     return object;
-  }
-
-  private String token(String serviceAccount) {
-    return controlPlane
-        .kubectl("create", "token", serviceAccount, "-n", KipamInstall.NAMESPACE)
-        .trim();
-  }
-
-  private KubernetesClient clientWith(String token) {
-    return new KubernetesClientBuilder()
-        .withConfig(new ConfigBuilder(controlPlane.adminConfig()).withOauthToken(token).build())
-        .build();
   }
 
   private KubernetesClient opened(KubernetesClient client) {

@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -339,13 +337,15 @@ class NodeThreatsIT {
                 + " bound to ("
                 + attacker
                 + ")"));
-    KubernetesClient unbound = opened(clientWith(token("kipam-node")));
+    KubernetesClient unbound =
+        opened(KipamInstall.serviceAccountClient(controlPlane, "kipam-node"));
     attempts.add(
         new Attempt(
             "write with a token bound to no Node",
             () -> unbound.resource(slot("10.44.6.0/28", attacker)).create(),
             "kipam-node may write IPBlocks and IPAddresses only with a service-account token bound"));
-    KubernetesClient operator = opened(clientWith(token("kipam-operator")));
+    KubernetesClient operator =
+        opened(KipamInstall.serviceAccountClient(controlPlane, "kipam-operator"));
     attempts.add(
         new Attempt(
             "kipam-operator's token: change Node " + victim + "'s CPU capacity",
@@ -665,18 +665,6 @@ class NodeThreatsIT {
   private static <T extends HasMetadata> T withoutFinalizers(T object) {
     object.getMetadata().setFinalizers(new ArrayList<>());
     return object;
-  }
-
-  private String token(String serviceAccount) {
-    return controlPlane
-        .kubectl("create", "token", serviceAccount, "-n", KipamInstall.NAMESPACE)
-        .trim();
-  }
-
-  private KubernetesClient clientWith(String token) {
-    return new KubernetesClientBuilder()
-        .withConfig(new ConfigBuilder(controlPlane.adminConfig()).withOauthToken(token).build())
-        .build();
   }
 
   private KubernetesClient opened(KubernetesClient client) {

@@ -1,0 +1,116 @@
+package io.kipam.api.install;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kipam.api.ApiConstants;
+import io.kipam.api.ipamclaims.IPAMClaim;
+import io.kipam.api.ipamclaims.IPAMClaimSpec;
+import io.kipam.api.v1alpha1.ClaimReference;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.IPBlockSpec;
+import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.TestAddresses;
+import io.kipam.api.v1alpha1.TestBlocks;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The shapes of object a node's credentials meet, in one pool and namespace, each written as the
+ * daemon (or kipam-operator) that owns it writes it.
+ */
+final class NodeCredentialsObjects {
+
+  private final String pool;
+  private final String namespace;
+
+  NodeCredentialsObjects(String pool, String namespace) {
+    this.pool = pool;
+    this.namespace = namespace;
+  }
+
+  static IPPool pool(String name) {
+    return Serialization.unmarshal(
+        """
+        apiVersion: kipam.io/v1alpha1
+        kind: IPPool
+        metadata:
+          name: %s
+        spec:
+          cidr: 10.48.0.0/16
+          blockSize: 28
+        """
+            .formatted(name),
+        IPPool.class);
+  }
+
+  IPBlock slot(String cidr, String node) {
+    return TestBlocks.slot(pool, cidr, node);
+  }
+
+  IPBlock protectedSlot(String cidr, String node) {
+    IPBlock slot = slot(cidr, node);
+    slot.getMetadata()
+        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
+    return slot;
+  }
+
+  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
+  IPBlock sharedFromBirth(String cidr, String creator) {
+    IPBlock slot = protectedSlot(cidr, null);
+    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
+    return slot;
+  }
+
+  IPBlock subClaim(String address, String node, IPBlock parent) {
+    return TestBlocks.subClaim(pool, address, node, parent.getMetadata().getName());
+  }
+
+  /** An IPAMClaim's sub-claim under {@code parent}, as kipam-node of {@code creator} makes it. */
+  IPBlock claimSubClaim(String address, IPBlock parent, String creator) {
+    String uid = UUID.randomUUID().toString();
+    IPBlock block = subClaim(address, "unused", parent);
+    block.getMetadata().getLabels().remove(ApiConstants.LABEL_NODE);
+    block.getMetadata().getLabels().put(ApiConstants.LABEL_CLAIM, uid);
+    block.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
+    block
+        .getMetadata()
+        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
+    block.setSpec(
+        IPBlockSpec.claimed(
+            pool,
+            address + "/32",
+            parent.getMetadata().getName(),
+            new ClaimReference(namespace, "vm-" + address.replace('.', '-') + ".pods", uid)));
+    return block;
+  }
+
+  IPAddress address(String ip, String node, String block) {
+    return TestAddresses.address(pool, namespace, ip, node, block);
+  }
+
+  /**
+   * The IPAMClaim {@code pod}.pods of a StatefulSet's pod on {@code node}, as kipam-node makes it.
+   */
+  IPAMClaim statefulSetClaim(String pod, String node) {
+    String set = pod.substring(0, pod.lastIndexOf('-'));
+    IPAMClaim claim = new IPAMClaim();
+    claim.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(pod + ".pods")
+            .withNamespace(namespace)
+            .addToLabels(ApiConstants.LABEL_NODE, node)
+            .addToLabels("kipam.io/statefulset", set)
+            .addNewOwnerReference()
+            .withApiVersion("apps/v1")
+            .withKind("StatefulSet")
+            .withName(set)
+            .withUid(UUID.randomUUID().toString())
+            .withController(true)
+            .endOwnerReference()
+            .build());
+    claim.setSpec(new IPAMClaimSpec("pods", "eth0"));
+    return claim;
+  }
+}

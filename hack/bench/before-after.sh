@@ -17,6 +17,8 @@ root="$(git rev-parse --show-toplevel)"
 out="$root/target/before-after"
 tree="$out/tree"
 mkdir -p "$out"
+rm -rf "$out"/before-* "$out"/after-*   # a summary of this invocation's runs only
+git -C "$root" worktree prune            # a tree removed with target/ by a clean
 rev="$(git -C "$root" rev-parse --verify "$before^{commit}")"
 if [ ! -d "$tree" ]; then
   git -C "$root" worktree add --detach "$tree" "$rev" >&2
@@ -41,6 +43,8 @@ for n in $(seq 1 "$pairs"); do
 done
 
 # Per workload: the median calls/s and p99 over every round of every run of each side.
+printf "%-10s %15s %14s %7s %14s %13s %7s %13s %12s %7s\n" workload "calls/s before" after after/ \
+  "p99 ms before" after after/ "daemon CPU ms" after after/
 cat "$out"/before-*/kipam-rounds.tsv "$out"/after-*/kipam-rounds.tsv | awk -F'\t' '
   function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
@@ -50,11 +54,10 @@ cat "$out"/before-*/kipam-rounds.tsv "$out"/after-*/kipam-rounds.tsv | awk -F'\t
   { key = $2 " " $3; keys[key] = 1; rate[$1, key] = rate[$1, key] " " $5; p99[$1, key] = p99[$1, key] " " $7
     if (NF >= 10) cpu[$1, key] = cpu[$1, key] " " $10 }
   END {
-    printf "%-10s %15s %14s %7s %14s %13s %7s %13s %12s %7s\n", "workload", "calls/s before", "after", "after/", "p99 ms before", "after", "after/", "daemon CPU ms", "after", "after/"
     for (k in keys) {
       rb = median(rate["before", k]); ra = median(rate["after", k])
       pb = median(p99["before", k]); pa = median(p99["after", k])
       cb = median(cpu["before", k]); ca = median(cpu["after", k])
       printf "%-10s %15.1f %14.1f %6.0f%% %14.1f %13.1f %6.0f%% %13.2f %12.2f %6.0f%%\n", k, rb, ra, 100 * ra / rb, pb, pa, 100 * pa / pb, cb, ca, (cb > 0 ? 100 * ca / cb : 0)
     }
-  }'
+  }' | sort

@@ -213,6 +213,18 @@ class DocumentedCommandsE2E {
                       contains(
                           "system-tests/src/test/java/io/kipam/system/harness/CniPluginBuild.java",
                           "resolve(\"src/main/dist/install-kipam.sh\")"))),
+          // Benchmarks two commits in turn for half an hour or more; it runs KipamRoundsBenchmark,
+          // whose Maven command the benchmark pages show and MavenCommandCheck checks.
+          Rule.of(
+              Kind.NOT_RUN,
+              "hack/bench/before-after\\.sh .*",
+              "runs a benchmark on two commits in turn for half an hour or more",
+              c ->
+                  merge(
+                      problems(
+                          Files.isRegularFile(ROOT.resolve("hack/bench/before-after.sh")),
+                          "hack/bench/before-after.sh does not exist"),
+                      contains("hack/bench/before-after.sh", "-Dit.test=KipamRoundsBenchmark"))),
           Rule.of(Kind.RAN, "kubectl .*", null, c -> runHere(c, c.command())),
           Rule.of(Kind.RAN, "ctr -n k8s\\.io images import .*", null, c -> runHere(c, c.command())),
           Rule.of(Kind.RAN, "grep .*", null, c -> runHere(c, c.command())),

@@ -166,6 +166,33 @@ class ChartIT {
     System.out.println("probes ask, by node.probeAddress: " + probeHosts);
   }
 
+  @Test
+  void theAddressBlockPolicyIsLeftOutOnlyWhenAsked() {
+    List<String> addressBlock =
+        List.of(
+            "ValidatingAdmissionPolicy//kipam-node-address-block",
+            "ValidatingAdmissionPolicyBinding//kipam-node-address-block");
+    List<String> subClaim =
+        List.of(
+            "ValidatingAdmissionPolicy//kipam-node-subclaim-parent",
+            "ValidatingAdmissionPolicyBinding//kipam-node-subclaim-parent");
+    Map<String, Map<?, ?>> byDefault = ChartRender.render("");
+    assertThat(byDefault).containsKeys(addressBlock.toArray(String[]::new));
+    assertThat(byDefault).containsKeys(subClaim.toArray(String[]::new));
+
+    Map<String, Map<?, ?>> without = ChartRender.render("admissionPolicies: {addressBlock: false}");
+    assertThat(without).doesNotContainKeys(addressBlock.toArray(String[]::new));
+    assertThat(without).containsKeys(subClaim.toArray(String[]::new));
+    assertThat(without.keySet())
+        .containsExactlyInAnyOrderElementsOf(
+            byDefault.keySet().stream().filter(k -> !addressBlock.contains(k)).toList());
+
+    Map<String, Map<?, ?>> none = ChartRender.render("admissionPolicies: {enabled: false}");
+    assertThat(none.keySet()).noneMatch(k -> k.startsWith("ValidatingAdmissionPolicy"));
+    System.out.println(
+        "admissionPolicies.addressBlock=false leaves out " + addressBlock + ", nothing else");
+  }
+
   /** kipam-node's container in the DaemonSet of {@code objects}. */
   private static Map<?, ?> nodeContainer(Map<String, Map<?, ?>> objects) {
     Map<?, ?> daemonSet = objects.get("DaemonSet/kipam-system/kipam-node");

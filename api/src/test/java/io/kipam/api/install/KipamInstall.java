@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.KipamCrds;
+import io.kipam.testing.NodeTokens;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -34,25 +35,7 @@ final class KipamInstall {
    * bound to that Node (so the API server puts the node's name in the request's user info).
    */
   static KubernetesClient nodeClient(ControlPlane controlPlane, String node) {
-    String token =
-        controlPlane
-            .kubectl(
-                "create",
-                "token",
-                "kipam-node",
-                "-n",
-                "kipam-system",
-                "--bound-object-kind",
-                "Node",
-                "--bound-object-name",
-                node)
-            .trim();
-    return new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-        .withConfig(
-            new io.fabric8.kubernetes.client.ConfigBuilder(controlPlane.adminConfig())
-                .withOauthToken(token)
-                .build())
-        .build();
+    return NodeTokens.kipamNode(controlPlane, node);
   }
 
   /**

@@ -22,6 +22,7 @@ import io.kipam.system.harness.ProcessCpu;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.KipamCrds;
+import io.kipam.testing.NodeTokens;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -136,7 +137,7 @@ public class AdmissionCostBenchmark {
               .withRequestTimeout((int) PATIENCE.toMillis())
               .build();
       int stored = 0;
-      try (KubernetesClient node = nodeClient(controlPlane, NODE, patient);
+      try (KubernetesClient node = NodeTokens.kipamNode(controlPlane, NODE, patient);
           KubernetesClient patientAdmin =
               new KubernetesClientBuilder().withConfig(patient).build()) {
         for (int slots : STAGES) {
@@ -328,25 +329,6 @@ public class AdmissionCostBenchmark {
     spec.setNetwork("pods");
     address.setSpec(spec);
     return address;
-  }
-
-  private static KubernetesClient nodeClient(ControlPlane controlPlane, String node, Config base) {
-    String token =
-        controlPlane
-            .kubectl(
-                "create",
-                "token",
-                "kipam-node",
-                "-n",
-                "kipam-system",
-                "--bound-object-kind",
-                "Node",
-                "--bound-object-name",
-                node)
-            .trim();
-    return new KubernetesClientBuilder()
-        .withConfig(new ConfigBuilder(base).withOauthToken(token).build())
-        .build();
   }
 
   private static double percentile(List<Double> values, int p) {

@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.node.NodeSettings;
 import io.kipam.system.bench.ComparisonReport.Phase;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
@@ -82,17 +81,7 @@ public class IpamComparisonBenchmark {
       String pool = Workloads.readyPool(client, "compare", "10.216.0.0/16", 26);
       String pool6 = Workloads.readyPool(client, "compare6", "fd00:216::/112", 122);
       String exactPool = Workloads.readyPool(client, "exact", "10.219.0.0/26", 28);
-      List<NodeRig> rigs = new ArrayList<>();
-      for (int n = 0; n < NODES; n++) {
-        rigs.add(
-            processes.node(
-                pool,
-                Map.of(
-                    "KIPAM_BLOCK_STATUS_SECONDS",
-                    "5",
-                    "KIPAM_REHEARSAL_CALLS", // as a node's, for the cold burst
-                    String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS))));
-      }
+      List<NodeRig> rigs = Workloads.daemons(processes, pool, NODES);
       Map<String, NodeRig> byNode = new HashMap<>();
       rigs.forEach(r -> byNode.put(r.node, r));
 

@@ -2,7 +2,6 @@ package io.kipam.system.bench;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.node.NodeSettings;
 import io.kipam.system.bench.ComparisonReport.Phase;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
@@ -53,17 +52,7 @@ public class KipamRoundsBenchmark {
       processes.leadingOperator(Map.of(), Duration.ofSeconds(60));
       String pool = Workloads.readyPool(client, "rounds", "10.216.0.0/16", 26);
       String pool6 = Workloads.readyPool(client, "rounds6", "fd00:216::/112", 122);
-      List<NodeRig> rigs = new ArrayList<>();
-      for (int n = 0; n < NODES; n++) {
-        rigs.add(
-            processes.node(
-                pool,
-                Map.of(
-                    "KIPAM_BLOCK_STATUS_SECONDS",
-                    "5",
-                    "KIPAM_REHEARSAL_CALLS",
-                    String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS))));
-      }
+      List<NodeRig> rigs = Workloads.daemons(processes, pool, NODES);
       Map<String, NodeRig> byNode = new HashMap<>();
       rigs.forEach(r -> byNode.put(r.node, r));
       List<Long> daemons = rigs.stream().map(r -> r.daemon.pid()).toList();

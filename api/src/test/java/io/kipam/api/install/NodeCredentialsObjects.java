@@ -5,10 +5,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.ipamclaims.IPAMClaimSpec;
-import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
@@ -69,21 +67,13 @@ final class NodeCredentialsObjects {
 
   /** An IPAMClaim's sub-claim under {@code parent}, as kipam-node of {@code creator} makes it. */
   IPBlock claimSubClaim(String address, IPBlock parent, String creator) {
-    String uid = UUID.randomUUID().toString();
-    IPBlock block = subClaim(address, "unused", parent);
-    block.getMetadata().getLabels().remove(ApiConstants.LABEL_NODE);
-    block.getMetadata().getLabels().put(ApiConstants.LABEL_CLAIM, uid);
-    block.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
-    block
-        .getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    block.setSpec(
-        IPBlockSpec.claimed(
-            pool,
-            address + "/32",
-            parent.getMetadata().getName(),
-            new ClaimReference(namespace, "vm-" + address.replace('.', '-') + ".pods", uid)));
-    return block;
+    return TestBlocks.claimSubClaim(
+        pool,
+        address,
+        parent.getMetadata().getName(),
+        namespace,
+        "vm-" + address.replace('.', '-') + ".pods",
+        creator);
   }
 
   IPAddress address(String ip, String node, String block) {

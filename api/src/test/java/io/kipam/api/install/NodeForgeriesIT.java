@@ -10,10 +10,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
@@ -23,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.UUID;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -411,20 +408,7 @@ class NodeForgeriesIT {
   /** An IPAMClaim's sub-claim as kipam-node of {@code creator} makes it (none: no label). */
   private static IPBlock claimSubClaim(
       String address, String parent, String namespace, String creator) {
-    String uid = UUID.randomUUID().toString();
-    IPBlock block = subClaim(address, "unused", parent);
-    block.getMetadata().getLabels().remove(ApiConstants.LABEL_NODE);
-    block.getMetadata().getLabels().put(ApiConstants.LABEL_CLAIM, uid);
-    if (creator != null) {
-      block.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
-    }
-    block
-        .getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    block.setSpec(
-        IPBlockSpec.claimed(
-            POOL, address + "/32", parent, new ClaimReference(namespace, "vm-a.pods", uid)));
-    return block;
+    return TestBlocks.claimSubClaim(POOL, address, parent, namespace, "vm-a.pods", creator);
   }
 
   /**

@@ -16,10 +16,8 @@ import io.kipam.api.ipamclaims.IPAMClaimSpec;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
-import io.kipam.api.v1alpha1.ClaimReference;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
@@ -609,18 +607,7 @@ class NodeThreatsIT {
 
   /** The sub-claim of an IPAMClaim's address, as kipam-node makes it: no node, the claim's UID. */
   private IPBlock claimSubClaim(String address, String parent, String namespace) {
-    String uid = UUID.randomUUID().toString();
-    IPBlock block = subClaim(address, victim, parent);
-    block.getMetadata().getLabels().remove(ApiConstants.LABEL_NODE);
-    block.getMetadata().getLabels().put(ApiConstants.LABEL_CLAIM, uid);
-    block.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, victim);
-    block
-        .getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    block.setSpec(
-        IPBlockSpec.claimed(
-            POOL, address + "/32", parent, new ClaimReference(namespace, "vm-a.pods", uid)));
-    return block;
+    return TestBlocks.claimSubClaim(POOL, address, parent, namespace, "vm-a.pods", victim);
   }
 
   private static IPAddress address(String namespace, String ip, String node, String block) {

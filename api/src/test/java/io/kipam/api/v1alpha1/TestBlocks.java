@@ -5,7 +5,10 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * IPBlocks as kipam-node writes them, named and labelled as it names and labels them, for tests
@@ -45,6 +48,30 @@ public final class TestBlocks {
       labels.put(ApiConstants.LABEL_PARENT, parent.substring(pool.length() + 1));
     }
     return subClaim;
+  }
+
+  /**
+   * The sub-claim of IPAMClaim {@code namespace/claim}'s address under the slot named {@code
+   * parent}, as kipam-node of {@code creator} makes it: no node, the claim's UID as its label, the
+   * block finalizer; {@code creator} null leaves out the creator label.
+   */
+  public static IPBlock claimSubClaim(
+      String pool, String address, String parent, String namespace, String claim, String creator) {
+    String uid = UUID.randomUUID().toString();
+    IPBlock block = subClaim(pool, address, "unused", parent);
+    Map<String, String> labels = block.getMetadata().getLabels();
+    labels.remove(ApiConstants.LABEL_NODE);
+    labels.put(ApiConstants.LABEL_CLAIM, uid);
+    if (creator != null) {
+      labels.put(ApiConstants.LABEL_CREATED_BY, creator);
+    }
+    block
+        .getMetadata()
+        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
+    block.setSpec(
+        IPBlockSpec.claimed(
+            pool, address + "/32", parent, new ClaimReference(namespace, claim, uid)));
+    return block;
   }
 
   private static IPBlock block(String pool, String name, IPBlockSpec spec) {

@@ -99,6 +99,11 @@ class OrphanRemovalIT {
                 + UUID.randomUUID()
                 + "\"}]");
 
+    // Allocated before the block below is deleted by hand: a node claiming a slot afterwards may
+    // claim that one again, and then its leftover address is no longer an orphan but a taken
+    // address of the new holder (HandDeletedBlockIT).
+    IPAddress nodeGone = allocate(doomed, pool, 13);
+
     // The block deleted by hand, bypassing its finalizer: deleted, then the finalizer taken off
     // (taken off first, kipam-operator would put it back before the delete).
     IPAddress blockGone = allocate(handBlock, pool, 12);
@@ -116,7 +121,6 @@ class OrphanRemovalIT {
                     == null);
 
     // The Node gone: its daemon stopped and its Node object deleted.
-    IPAddress nodeGone = allocate(doomed, pool, 13);
     doomed.close();
     client.nodes().withName(doomed.node).delete();
 

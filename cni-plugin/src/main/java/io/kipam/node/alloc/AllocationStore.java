@@ -3,6 +3,7 @@ package io.kipam.node.alloc;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -100,4 +101,21 @@ public interface AllocationStore {
    * server page by page; with {@code parent} given, only the sub-claims under that slot.
    */
   List<ListedBlock> listBlocks(String pool, Cidr parent);
+
+  /**
+   * The IPAddresses a listing found: those it could read, and those it could not (their address
+   * told by their name), each taken while it exists.
+   */
+  record ListedAddresses(List<Lease> readable, Map<ObjectRef, AddressKey> unreadable) {
+    public boolean isEmpty() {
+      return readable.isEmpty() && unreadable.isEmpty();
+    }
+  }
+
+  /**
+   * Every IPAddress of {@code pool} labelled with the block {@code block}, in any namespace, read
+   * straight from the API server page by page: what a slot holds that its new holder did not write
+   * (its former block deleted by hand, bypassing the block's finalizer).
+   */
+  ListedAddresses listAddresses(String pool, Cidr block);
 }

@@ -197,6 +197,7 @@ final class BlockClaims {
           // A sub-claim under a slot its holder sees Exclusive is a fault, but a taken address all
           // the same: the holder must know of it before it hands out anything of the slot.
           ledger.blocks().subClaimsListed(pool.name(), store.listBlocks(pool.name(), block));
+          leftoversFound(pool, block, store.listAddresses(pool.name(), block));
         }
         return Claim.CLAIMED;
       }
@@ -206,11 +207,43 @@ final class BlockClaims {
   }
 
   /**
+   * IPAddresses of a slot this node has just claimed that it did not write: the slot's former block
+   * was deleted by hand (its finalizer bypassed) while they existed. Each stays taken until it is
+   * gone, read again now and then ({@link Settling#recheckForeign}).
+   */
+  private void leftoversFound(PoolView pool, Cidr block, AllocationStore.ListedAddresses left) {
+    if (left.isEmpty()) {
+      return;
+    }
+    log.warn(
+        "block {} of pool {}, claimed by node {}, already holds {} IPAddresses (its former block"
+            + " was deleted by hand); they stay taken until they are gone",
+        block,
+        pool.name(),
+        ledger.node(),
+        left.readable().size() + left.unreadable().size());
+    left.readable().forEach(ledger::found);
+    left.unreadable().forEach((ref, address) -> ledger.unreadableSeen(address, ref));
+  }
+
+  /**
    * Claims an unclaimed slot of {@code pool} Shared from birth: no node holds it, every node of the
    * pool sub-claims its addresses. Never given back by this node (it is not this node's).
    */
   private Claim claimSharedSlot(PoolView pool) {
     for (Cidr slot : ledger.blocks().unclaimedBlocks(pool, random, Allocator.ATTEMPTS)) {
+      AllocationStore.ListedAddresses left = store.listAddresses(pool.name(), slot);
+      if (!left.isEmpty()) {
+        // Every node sub-claims the addresses of a Shared slot, and none of them would know of
+        // these: the slot waits until they are gone (kipam-operator removes them as orphans).
+        log.warn(
+            "slot {} of pool {} has no IPBlock but {} IPAddresses (its block was deleted by hand);"
+                + " not claimed Shared while they exist",
+            slot,
+            pool.name(),
+            left.readable().size() + left.unreadable().size());
+        continue;
+      }
       String uid = store.claimSharedSlot(pool.name(), slot);
       if (uid != null) {
         ledger.blocks().slotSeen(pool.name(), slot, uid, true, false);

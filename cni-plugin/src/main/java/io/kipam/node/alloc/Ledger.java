@@ -146,6 +146,15 @@ public final class Ledger {
     }
   }
 
+  /** An object a fresh read found: this node's is recorded as usual, another's as foreign. */
+  public synchronized void found(Lease object) {
+    if (node.equals(object.node())) {
+      leaseSeen(object);
+    } else {
+      foreignSeen(object);
+    }
+  }
+
   /** The foreign objects due for another read: {@link ForeignObjects#due}. */
   public synchronized List<Lease> foreignDue(Duration every) {
     return foreign.due(every, clock.instant());

@@ -59,7 +59,7 @@ final class Settling {
     Optional<Lease> found = store.readAddress(u.wanted());
     if (found.isPresent()) {
       Lease object = found.get();
-      recordFound(object);
+      ledger.found(object);
       if (object.writtenFor(attachment, podUid)) {
         log.info(
             "the lost write of {} for {}/{} happened: it is the attachment's address",
@@ -102,20 +102,11 @@ final class Settling {
               lease.ip(),
               lease.pool());
           ledger.objectGone(lease.address(), lease.object());
-          now.ifPresent(this::recordFound);
+          now.ifPresent(ledger::found);
         }
       } catch (RuntimeException e) {
         log.info("cannot read {} again yet: {}", lease.ip(), e.toString());
       }
-    }
-  }
-
-  /** An object a fresh read found: this node's is recorded as usual, another's as foreign. */
-  private void recordFound(Lease object) {
-    if (ledger.node().equals(object.node())) {
-      ledger.leaseSeen(object);
-    } else {
-      ledger.foreignSeen(object);
     }
   }
 
@@ -150,7 +141,7 @@ final class Settling {
       // settled it): nobody was told of this address, so it goes.
       release.accept(object);
     } else {
-      recordFound(object);
+      ledger.found(object);
     }
     log.info(
         "settled {} of pool {}: it was held by {}/{} ({})",

@@ -1,6 +1,9 @@
 package io.kipam.node.kube;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptions;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
@@ -22,8 +25,10 @@ import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.SlotModes;
+import io.kipam.node.alloc.AddressKey;
 import io.kipam.node.alloc.AllocationStore;
 import io.kipam.node.alloc.Lease;
+import io.kipam.node.alloc.ObjectRef;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.RequestRejectedException;
 import io.kipam.node.alloc.StoreUnavailableException;
@@ -185,33 +190,74 @@ public final class KubernetesStore implements AllocationStore {
 
   @Override
   public List<ListedBlock> listBlocks(String pool, Cidr parent) {
-    String what = "list the IPBlocks of IPPool " + pool;
-    for (int restart = 0; ; restart++) {
-      List<ListedBlock> listed = new ArrayList<>();
-      String token = null;
-      try {
-        do {
-          limiter.acquire();
+    List<ListedBlock> listed = new ArrayList<>();
+    listPaged(
+        "list the IPBlocks of IPPool " + pool,
+        options -> {
           var query = client.resources(IPBlock.class).withLabel(ApiConstants.LABEL_POOL, pool);
           if (parent != null) {
             query = query.withLabel(ApiConstants.LABEL_PARENT, ResourceNames.blockLabel(parent));
           }
-          var page =
-              query.list(
-                  new io.fabric8.kubernetes.api.model.ListOptionsBuilder()
-                      .withLimit(LIST_PAGE)
-                      .withContinue(token)
-                      .build());
-          traffic.listingPage(page.getItems().size());
-          for (IPBlock block : page.getItems()) {
-            listed(block).ifPresent(listed::add);
+          return query.list(options);
+        },
+        listed::clear,
+        block -> listed(block).ifPresent(listed::add));
+    return listed;
+  }
+
+  @Override
+  public ListedAddresses listAddresses(String pool, Cidr block) {
+    List<Lease> readable = new ArrayList<>();
+    Map<ObjectRef, AddressKey> unreadable = new HashMap<>();
+    listPaged(
+        "list the IPAddresses of block " + block + " of IPPool " + pool,
+        options ->
+            client
+                .resources(IPAddress.class)
+                .inAnyNamespace()
+                .withLabel(ApiConstants.LABEL_POOL, pool)
+                .withLabel(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block))
+                .list(options),
+        () -> {
+          readable.clear();
+          unreadable.clear();
+        },
+        address -> {
+          try {
+            readable.add(Leases.from(address));
+          } catch (RuntimeException e) {
+            Leases.address(address).ifPresent(key -> unreadable.put(Leases.object(address), key));
           }
-          token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        });
+    return new ListedAddresses(readable, unreadable);
+  }
+
+  /**
+   * Lists page by page ({@link #LIST_PAGE} a page) straight from the API server, handing each item
+   * to {@code each}; when a continue token expires (410) the listing starts over, after {@code
+   * restart} forgot what the first pages gave, at most {@link #LIST_RESTARTS} times.
+   */
+  private <T extends HasMetadata> void listPaged(
+      String what,
+      java.util.function.Function<ListOptions, KubernetesResourceList<T>> page,
+      Runnable restart,
+      java.util.function.Consumer<T> each) {
+    for (int restarts = 0; ; restarts++) {
+      String token = null;
+      try {
+        do {
+          limiter.acquire();
+          KubernetesResourceList<T> items =
+              page.apply(new ListOptionsBuilder().withLimit(LIST_PAGE).withContinue(token).build());
+          traffic.listingPage(items.getItems().size());
+          items.getItems().forEach(each);
+          token = items.getMetadata() == null ? null : items.getMetadata().getContinue();
         } while (token != null && !token.isEmpty());
-        return listed;
+        return;
       } catch (KubernetesClientException e) {
-        if (e.getCode() == 410 && restart < LIST_RESTARTS) {
-          log.info("the continue token of a listing of IPPool {} expired; listing again", pool);
+        if (e.getCode() == 410 && restarts < LIST_RESTARTS) {
+          log.info("the continue token of a listing expired ({}); listing again", what);
+          restart.run();
           continue;
         }
         throw translate(what, e, false);

@@ -213,4 +213,20 @@ final class FakeStore implements AllocationStore {
         });
     return listed;
   }
+
+  /** Listings of the IPAddresses of one block. */
+  final AtomicInteger addressListings = new AtomicInteger();
+
+  @Override
+  public ListedAddresses listAddresses(String pool, Cidr block) {
+    if (failWrites) {
+      throw new StoreUnavailableException("API server unreachable (test)", null);
+    }
+    addressListings.incrementAndGet();
+    return new ListedAddresses(
+        addresses.values().stream()
+            .filter(l -> l.pool().equals(pool) && l.block().equals(block))
+            .toList(),
+        java.util.Map.of());
+  }
 }

@@ -164,7 +164,7 @@ public final class NodeDaemon implements AutoCloseable {
     watch.start(Duration.ofSeconds(15));
     server.rehearsals(service);
     try {
-      new Rehearsal(settings.socket(), store, settings.node(), settings.rehearsalCalls()).run();
+      new Rehearsal(settings.socket(), settings.rehearsalCalls()).run();
     } finally {
       server.rehearsals(null);
     }

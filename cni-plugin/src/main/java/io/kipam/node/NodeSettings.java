@@ -46,8 +46,7 @@ import java.util.Optional;
  *       probes and Prometheus; never CNI calls, which stay on the root-only socket. Default: none.
  *   <li>{@code KIPAM_REHEARSAL_CALLS}: how many calls kipam-node makes to itself before it is
  *       Ready, so that a new node's first pods meet compiled code ({@link Rehearsal}); default 600,
- *       0 for none. A third of them, at most 200, are also dry-run creates the API server checks
- *       and never stores.
+ *       0 for none. None reaches the API server.
  * </ul>
  */
 public record NodeSettings(

@@ -6,6 +6,7 @@ import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.kipam.operator.admission.AdmissionWebhook;
 import io.kipam.operator.audit.Audit;
 import io.kipam.operator.audit.AuditLoop;
 import io.kipam.operator.audit.DuplicateSummary;
@@ -22,6 +23,7 @@ import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -47,6 +49,7 @@ public final class KipamOperator implements AutoCloseable {
   private KubernetesClient auditClient;
   private Operator operator;
   private MetricsServer http;
+  private AdmissionWebhook webhook;
   private CapacityPublisher capacity;
   private AuditLoop audit;
   private AuditLoop claimSweep;
@@ -172,6 +175,9 @@ public final class KipamOperator implements AutoCloseable {
             new ClaimSweep(client, caches, delete, events),
             ClaimSweep.INTERVAL,
             "release of deleted IPAMClaims' addresses");
+    if (settings.webhookPort() >= 0) {
+      webhook = startWebhook(clock);
+    }
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
       leading = true;
@@ -186,10 +192,41 @@ public final class KipamOperator implements AutoCloseable {
       claimSweep.start();
     }
     log.info(
-        "kipam-operator {} started: metrics on port {}, leader election {}",
+        "kipam-operator {} started: metrics on port {}, webhook {}, leader election {}",
         settings.identity(),
         http.port(),
+        webhook == null ? "off" : "on port " + webhook.port(),
         settings.leaderElection() ? "on (Lease " + settings.leaseName() + ")" : "off");
+  }
+
+  /**
+   * The admission webhook, on every replica. A webhook that cannot start (no Secret can be written,
+   * the port is taken) is logged and left out: the controllers do not depend on it, and
+   * kube-apiserver applies the configuration's failurePolicy to the calls it cannot make.
+   */
+  private AdmissionWebhook startWebhook(Clock clock) {
+    String namespace =
+        settings
+            .leaseNamespace()
+            .orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"));
+    List<String> hosts =
+        settings.webhookHosts().isEmpty()
+            ? List.of("kipam-webhook." + namespace + ".svc")
+            : settings.webhookHosts();
+    try {
+      return AdmissionWebhook.start(
+          client,
+          new AdmissionWebhook.Settings(
+              settings.webhookPort(),
+              namespace,
+              settings.webhookSecret(),
+              settings.webhookConfiguration(),
+              hosts),
+          clock);
+    } catch (Exception e) {
+      log.error("the admission webhook does not run: {}", e.toString());
+      return null;
+    }
   }
 
   /** What both controllers share: a resync interval and retries that never give up for good. */
@@ -293,6 +330,9 @@ public final class KipamOperator implements AutoCloseable {
       }
       if (http != null) {
         http.close();
+      }
+      if (webhook != null) {
+        webhook.close();
       }
       if (client != null) {
         client.close();

@@ -53,6 +53,15 @@ import java.util.UUID;
  * @param auditQps {@code KIPAM_AUDIT_QPS} (20): the audit's own requests per second, on a client of
  *     its own, so it never takes the reconcilers' budget (design §6)
  * @param auditBurst {@code KIPAM_AUDIT_BURST} (40): the audit's requests at once above its rate
+ * @param webhookPort -1 unless {@code KIPAM_WEBHOOK=true} (default false; config/webhook sets it):
+ *     then {@code KIPAM_WEBHOOK_PORT} (9443), the HTTPS port of the admission webhook
+ *     (docs/security.md), served by every replica; 0 picks a free port
+ * @param webhookSecret {@code KIPAM_WEBHOOK_SECRET} (kipam-webhook-tls): the Secret, in {@code
+ *     POD_NAMESPACE}, of the webhook's serving certificate; made when absent
+ * @param webhookConfiguration {@code KIPAM_WEBHOOK_CONFIGURATION} (kipam-node-admission): the
+ *     ValidatingWebhookConfiguration whose {@code caBundle} the operator keeps
+ * @param webhookHosts {@code KIPAM_WEBHOOK_HOSTS}: comma-separated names (or addresses)
+ *     kube-apiserver dials, for the certificate; default {@code kipam-webhook.<namespace>.svc}
  * @param exitOnLostLeadership not from the environment: {@link KipamOperator#main} exits the
  *     process when it loses the Lease, so no reconcile of the old leader overlaps the new one's; an
  *     operator run inside another program (tests) stops itself instead
@@ -83,6 +92,10 @@ public record OperatorSettings(
     int auditPageSize,
     double auditQps,
     int auditBurst,
+    int webhookPort,
+    String webhookSecret,
+    String webhookConfiguration,
+    List<String> webhookHosts,
     boolean exitOnLostLeadership) {
 
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
@@ -108,6 +121,16 @@ public record OperatorSettings(
     Duration audit = read.seconds("KIPAM_AUDIT_SECONDS", 300, 1);
     Duration orphanGrace = read.seconds("KIPAM_ORPHAN_GRACE_SECONDS", 600, 0);
     int auditPage = (int) read.number("KIPAM_AUDIT_PAGE_SIZE", 500, 1, 10_000);
+    int webhookPort =
+        read.bool("KIPAM_WEBHOOK", false)
+            ? (int) read.number("KIPAM_WEBHOOK_PORT", 9443, 0, 65535)
+            : -1;
+    List<String> webhookHosts =
+        read.text("KIPAM_WEBHOOK_HOSTS").stream()
+            .flatMap(h -> java.util.Arrays.stream(h.split(",")))
+            .map(String::trim)
+            .filter(h -> !h.isEmpty())
+            .toList();
     if (renew.compareTo(lease) >= 0) {
       problems.add(
           "KIPAM_LEASE_RENEW_DEADLINE_SECONDS must be shorter than KIPAM_LEASE_DURATION_SECONDS");
@@ -148,6 +171,10 @@ public record OperatorSettings(
         auditPage,
         auditQps,
         auditBurst,
+        webhookPort,
+        read.text("KIPAM_WEBHOOK_SECRET").orElse("kipam-webhook-tls"),
+        read.text("KIPAM_WEBHOOK_CONFIGURATION").orElse("kipam-node-admission"),
+        webhookHosts,
         true);
   }
 
@@ -179,6 +206,10 @@ public record OperatorSettings(
         auditPageSize,
         auditQps,
         auditBurst,
+        webhookPort,
+        webhookSecret,
+        webhookConfiguration,
+        webhookHosts,
         false);
   }
 

@@ -21,19 +21,16 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.InstalledIdentities;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.ControlPlaneBinaries;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -75,29 +72,19 @@ class NodeLeastPrivilegeIT {
   private static KubernetesClient client;
   private static KipamProcesses processes;
   private static final List<NodeRig> rigs = new ArrayList<>();
-  private static final Map<String, Path> kubeconfigs = new HashMap<>();
+  private static InstalledIdentities identities;
   private static String pool;
 
   @BeforeAll
   static void install() throws Exception {
     controlPlane = ControlPlane.fresh();
     client = controlPlane.client();
-    Path config = ControlPlaneBinaries.repositoryRoot().resolve("config");
-    controlPlane.kubectl("apply", "-f", config.resolve("default/namespace.yaml").toString());
-    for (String part : List.of("crd", "rbac", "admission")) {
-      controlPlane.kubectl("apply", "-k", config.resolve(part).toString());
-    }
-    controlPlane.kubectl(
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/ippools.kipam.io",
-        "crd/ipblocks.kipam.io",
-        "crd/ipaddresses.kipam.io");
+    InstalledIdentities.apply(controlPlane, "crd", "rbac", "admission");
     processes = new KipamProcesses(controlPlane, client, "least");
+    identities = new InstalledIdentities(controlPlane, processes.dir);
     processes
         .operator()
-        .withEnv("KUBECONFIG", kubeconfig("kipam-operator", token("kipam-operator")).toString())
+        .withEnv("KUBECONFIG", identities.operator().toString())
         .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
         .startLeading(Map.of(), WITHIN);
     pool = Cluster.readiedPool(client, "least", Cluster.spec("10.219.0.0/24", 28, 0));
@@ -303,7 +290,7 @@ class NodeLeastPrivilegeIT {
   @Order(4)
   void aDaemonClaimingAnotherNodeGetsNoAddress() throws Exception {
     NodeRig nodeA = rigs.get(0);
-    Path tokenOfA = kubeconfigs.get(nodeA.node);
+    Path tokenOfA = identities.node(nodeA.node);
     awaitPolicyRefuses(tokenOfA, nodeA.node);
     NodeRig impostor = processes.node(pool, DAEMON, node -> tokenOfA);
 
@@ -371,52 +358,6 @@ class NodeLeastPrivilegeIT {
 
   /** A kubeconfig with a kipam-node token bound to {@code node}, as its pod's projected token. */
   private static Path nodeKubeconfig(String node) {
-    Path file =
-        kubeconfig(
-            node, token("kipam-node", "--bound-object-kind", "Node", "--bound-object-name", node));
-    kubeconfigs.put(node, file);
-    return file;
-  }
-
-  private static String token(String serviceAccount, String... bound) {
-    List<String> args =
-        new ArrayList<>(
-            List.of("create", "token", serviceAccount, "-n", NAMESPACE, "--duration", "1h"));
-    args.addAll(List.of(bound));
-    return controlPlane.kubectl(args.toArray(String[]::new)).trim();
-  }
-
-  /** The API server and its CA from the admin's configuration, the user only {@code token}. */
-  private static Path kubeconfig(String name, String token) {
-    Config admin = controlPlane.adminConfig();
-    String text =
-        String.join(
-            "\n",
-            "apiVersion: v1",
-            "kind: Config",
-            "clusters:",
-            "- name: kipam",
-            "  cluster:",
-            "    server: " + admin.getMasterUrl(),
-            "    certificate-authority: " + admin.getCaCertFile(),
-            "users:",
-            "- name: " + name,
-            "  user:",
-            "    token: " + token,
-            "contexts:",
-            "- name: kipam",
-            "  context:",
-            "    cluster: kipam",
-            "    user: " + name,
-            "current-context: kipam",
-            "");
-    try {
-      Path file = processes.dir.resolve("kubeconfig-" + name);
-      Files.writeString(file, text);
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-      return file;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return identities.node(node);
   }
 }

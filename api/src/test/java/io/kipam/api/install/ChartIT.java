@@ -55,6 +55,40 @@ class ChartIT {
   }
 
   @Test
+  void theWebhookRenderIsTheSameSetOfObjectsAsConfigWebhook() {
+    Map<String, Map<?, ?>> kustomized =
+        objects(controlPlane.kubectl("kustomize", ROOT.resolve("config/webhook").toString()));
+    Map<String, Map<?, ?>> rendered =
+        objects(
+            Helm.run(
+                "template",
+                "kipam",
+                CHART.toString(),
+                "--include-crds",
+                "--kube-version",
+                Helm.KUBE_VERSION,
+                "--set",
+                "admissionWebhook.enabled=true",
+                "--set",
+                "operator.replicas=2"));
+
+    assertThat(rendered.keySet()).containsExactlyInAnyOrderElementsOf(kustomized.keySet());
+    for (String key : kustomized.keySet()) {
+      assertThat(rendered.get(key)).as(key).isEqualTo(kustomized.get(key));
+    }
+    assertThat(rendered.keySet())
+        .contains("ValidatingWebhookConfiguration//kipam-node-admission")
+        .doesNotContain(
+            "ValidatingAdmissionPolicy//kipam-node-address-block",
+            "ValidatingAdmissionPolicy//kipam-node-subclaim-parent");
+    System.out.println(
+        "helm template --set admissionWebhook.enabled=true,operator.replicas=2 and kubectl"
+            + " kustomize config/webhook: the same "
+            + rendered.size()
+            + " objects");
+  }
+
+  @Test
   void helmLintIsClean() {
     String lint = Helm.run("lint", "--strict", CHART.toString());
     System.out.println(lint.strip());

@@ -436,20 +436,6 @@ public final class KubernetesStore implements AllocationStore {
     }
   }
 
-  /**
-   * The create of {@link #createAddress} as a dry run: the API server admits and validates it and
-   * stores nothing. Outside the write budget: it is kipam-node's rehearsal before it is Ready, not
-   * a pod's write. Null when it would have been created, else the API server's refusal.
-   */
-  public KubernetesClientException dryRunCreateAddress(Lease lease) {
-    try {
-      client.resource(addressObject(lease)).dryRun().create();
-      return null;
-    } catch (KubernetesClientException e) {
-      return e;
-    }
-  }
-
   private IPAddress addressObject(Lease lease) {
     Map<String, String> labels = new HashMap<>();
     labels.put(ApiConstants.LABEL_POOL, lease.pool());

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,6 +19,7 @@ import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.ProcessCpu;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
@@ -42,9 +44,11 @@ import org.junit.jupiter.api.Test;
  * What kipam's admission policies cost a node's writes as the cluster grows: with 1,000, 5,000 and
  * 20,000 slots stored (5 IPAddresses each, so 100,000 at the end; slots of 5,000 nodes), a node's
  * IPAddress create, as kipam-node makes it with its node-bound token, timed without the policies of
- * config/default (their bindings deleted) and with them, on one control plane; beside it the same
- * create by an administrator, whose requests no policy is about. The address-block and sub-claim
- * policies take the IPBlocks as parameters, and kube-apiserver evaluates a policy, match conditions
+ * config/default (their bindings deleted), with them, and with config/webhook's set
+ * (kipam-operator's admission webhook, a standby replica as its own process, in place of the two
+ * policies that take the IPBlocks as parameters), on one control plane; beside it the same create
+ * by an administrator, whose requests no policy is about. The address-block and sub-claim policies
+ * take the IPBlocks as parameters, and kube-apiserver evaluates a policy, match conditions
  * included, once per parameter its binding selects: this is the number that grows with the cluster,
  * and it grows for every writer. Every create is one the policies admit: any refusal is counted,
  * those for CEL cost apart. Prints each stage and writes the report to {@code kipam.reportDir} as
@@ -124,6 +128,7 @@ public class AdmissionCostBenchmark {
               .filter(s -> s.contains("kipam"))
               .toList();
       unbind(controlPlane, bindings);
+      Webhook webhook = Webhook.start(controlPlane, admin);
       int maxSlots = STAGES[STAGES.length - 1];
       int ownSlots = STAGES.length * NODE_CREATES / 60 + 1;
       createAll(admin, ownSlots, i -> block(slot(maxSlots + i), NODE));
@@ -143,6 +148,7 @@ public class AdmissionCostBenchmark {
         for (int slots : STAGES) {
           int from = stored;
           unbind(controlPlane, bindings); // the last stage ended with the policies bound
+          webhook.active(controlPlane, false);
           long start = System.nanoTime();
           createAll(admin, slots - from, i -> block(slot(from + i), simulatedNode(from + i)));
           createAll(
@@ -162,13 +168,9 @@ public class AdmissionCostBenchmark {
                   (System.nanoTime() - start) / 1e9);
           System.out.print(line);
           report.append(line);
-          for (boolean policies : List.of(false, true)) {
-            if (policies) {
-              controlPlane.kubectl("apply", "-k", CONFIG.toString());
-            } else {
-              unbind(controlPlane, bindings);
-            }
-            awaitPolicies(node, policies);
+          for (Admission admission : Admission.values()) {
+            admission.bring(controlPlane, bindings, webhook);
+            awaitAdmission(node, admission);
             for (boolean asNode : List.of(true, false)) {
               int count = asNode ? NODE_CREATES : ADMIN_CREATES;
               List<Double> times = Collections.synchronizedList(new ArrayList<>());
@@ -197,7 +199,7 @@ public class AdmissionCostBenchmark {
                   String.format(
                       Locale.ROOT,
                       "  %-14s %-13s IPAddress create: p50 %9.1f ms, p99 %9.1f ms%n",
-                      policies ? "with policies" : "without",
+                      admission.label,
                       asNode ? "node's" : "administrator's",
                       percentile(times, 50),
                       percentile(times, 99));
@@ -206,6 +208,8 @@ public class AdmissionCostBenchmark {
             }
           }
         }
+      } finally {
+        webhook.operator.close();
       }
       String summary =
           String.format(
@@ -224,23 +228,178 @@ public class AdmissionCostBenchmark {
     Files.writeString(dir.resolve("admission-cost.txt"), report.toString());
   }
 
+  /** Who judges a node's IPAddress creates in a phase. */
+  private enum Admission {
+    NONE("without"),
+    POLICIES("with policies"),
+    WEBHOOK("with webhook");
+
+    final String label;
+
+    Admission(String label) {
+      this.label = label;
+    }
+
+    /**
+     * The policies of config/default bound or not, and the webhook called or not: with the webhook,
+     * config/webhook's set (the two IPBlock-parameter policies left out).
+     */
+    void bring(ControlPlane controlPlane, List<String> bindings, Webhook webhook) {
+      if (this == NONE) {
+        unbind(controlPlane, bindings);
+      } else {
+        controlPlane.kubectl("apply", "-k", CONFIG.toString());
+      }
+      if (this == WEBHOOK) {
+        unbind(
+            controlPlane,
+            bindings.stream()
+                .filter(b -> b.endsWith("/" + SUBCLAIM_POLICY) || b.endsWith("/" + BLOCK_POLICY))
+                .toList());
+      }
+      webhook.active(controlPlane, this == WEBHOOK);
+    }
+  }
+
+  private static final String SUBCLAIM_POLICY = "kipam-node-subclaim-parent";
+  private static final String BLOCK_POLICY = "kipam-node-address-block";
+
   /**
-   * Waits until the policies are in force (or gone): a write they refuse — an IPAddress naming
-   * another node's slot in its block label — is refused (admitted), as a dry run. The address-block
-   * policy refuses it only once kube-apiserver's cache holds the IPBlocks, its parameters.
+   * kipam-operator's webhook as config/webhook installs it, called at a loopback port: the operator
+   * a standby (another holds its Lease, so no controller runs; every replica serves the webhook),
+   * the configuration's match conditions made {@code false} while another phase runs.
    */
-  private static void awaitPolicies(KubernetesClient node, boolean inForce) {
+  private record Webhook(OperatorProcess operator, List<String> conditions) {
+
+    static Webhook start(ControlPlane controlPlane, KubernetesClient admin) throws Exception {
+      controlPlane.kubectl(
+          "apply",
+          "-f",
+          ControlPlaneBinaries.repositoryRoot().resolve("config/webhook/webhook.yaml").toString());
+      int port;
+      try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+        port = socket.getLocalPort();
+      }
+      ValidatingWebhookConfiguration configuration = configuration(admin);
+      List<String> conditions = new ArrayList<>();
+      StringBuilder patch = new StringBuilder("[");
+      for (int i = 0; i < configuration.getWebhooks().size(); i++) {
+        conditions.add(
+            configuration.getWebhooks().get(i).getMatchConditions().get(0).getExpression());
+        patch
+            .append(i == 0 ? "" : ",")
+            .append("{\"op\":\"replace\",\"path\":\"/webhooks/")
+            .append(i)
+            .append("/clientConfig\",\"value\":{\"url\":\"https://127.0.0.1:")
+            .append(port)
+            .append("/validate\"}}");
+      }
+      controlPlane.kubectl(
+          "patch",
+          "validatingwebhookconfiguration",
+          configuration.getMetadata().getName(),
+          "--type=json",
+          "-p",
+          patch.append("]").toString());
+      Webhook webhook = new Webhook(null, conditions);
+      webhook.active(controlPlane, false);
+      String lease = "kipam-operator-elsewhere";
+      Path leaseFile = Files.createTempFile("kipam-lease", ".yaml");
+      Files.writeString(
+          leaseFile,
+          String.join(
+              "\n",
+              "apiVersion: coordination.k8s.io/v1",
+              "kind: Lease",
+              "metadata: {name: " + lease + ", namespace: kipam-system}",
+              "spec:",
+              "  holderIdentity: another-replica",
+              "  leaseDurationSeconds: 86400",
+              "  renewTime: \""
+                  + java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+                      .withZone(java.time.ZoneOffset.UTC)
+                      .format(java.time.Instant.now())
+                  + "\"",
+              ""));
+      controlPlane.kubectl("apply", "-f", leaseFile.toString());
+      OperatorProcess operator =
+          new OperatorProcess(
+                  Files.createTempDirectory("kipam-admission-cost"),
+                  controlPlane.adminKubeconfig(),
+                  admin)
+              .withEnv("KIPAM_LEASE_NAMESPACE", "kipam-system")
+              .withEnv("KIPAM_LEASE_NAME", lease)
+              .withEnv("POD_NAMESPACE", "kipam-system")
+              .withEnv("KIPAM_WEBHOOK", "true")
+              .withEnv("KIPAM_WEBHOOK_PORT", Integer.toString(port))
+              .withEnv("KIPAM_WEBHOOK_HOSTS", "127.0.0.1")
+              .start();
+      Awaitility.await("kipam-operator writes the webhook's CA bundle")
+          .atMost(Duration.ofMinutes(2))
+          .until(
+              () ->
+                  configuration(admin).getWebhooks().stream()
+                      .allMatch(w -> w.getClientConfig().getCaBundle() != null));
+      return new Webhook(operator, conditions);
+    }
+
+    /** Makes the webhook's match conditions its own ({@code active}) or {@code false}. */
+    void active(ControlPlane controlPlane, boolean active) {
+      StringBuilder patch = new StringBuilder("[");
+      for (int i = 0; i < conditions.size(); i++) {
+        patch
+            .append(i == 0 ? "" : ",")
+            .append("{\"op\":\"replace\",\"path\":\"/webhooks/")
+            .append(i)
+            .append("/matchConditions/0/expression\",\"value\":")
+            .append(
+                io.fabric8.kubernetes.client.utils.Serialization.asJson(
+                    active ? conditions.get(i) : "false"))
+            .append("}");
+      }
+      controlPlane.kubectl(
+          "patch",
+          "validatingwebhookconfiguration",
+          "kipam-node-admission",
+          "--type=json",
+          "-p",
+          patch.append("]").toString());
+    }
+
+    private static ValidatingWebhookConfiguration configuration(KubernetesClient admin) {
+      return admin
+          .admissionRegistration()
+          .v1()
+          .validatingWebhookConfigurations()
+          .withName("kipam-node-admission")
+          .get();
+    }
+  }
+
+  /**
+   * Waits until {@code admission} judges a node's creates: a write the policies and the webhook
+   * refuse — an IPAddress naming another node's slot in its block label — is refused by the one in
+   * force (admitted without), as a dry run. The address-block policy refuses it only once
+   * kube-apiserver's cache holds the IPBlocks, its parameters.
+   */
+  private static void awaitAdmission(KubernetesClient node, Admission admission) {
     IPAddress foreign = address(slot(0), 7, NODE, namespace(0));
-    Awaitility.await(inForce ? "the policies refuse" : "the policies are gone")
+    Awaitility.await(admission.label + " in force")
         .atMost(Duration.ofMinutes(15))
         .pollInterval(Duration.ofMillis(500))
         .until(
             () -> {
               try {
                 node.resource(foreign).dryRun().create();
-                return !inForce;
+                return admission == Admission.NONE;
               } catch (KubernetesClientException e) {
-                return inForce && String.valueOf(e.getMessage()).contains("may not name IPBlock");
+                String message = String.valueOf(e.getMessage());
+                return switch (admission) {
+                  case NONE -> false;
+                  case POLICIES -> message.contains("may not name IPBlock");
+                  case WEBHOOK ->
+                      message.contains("admission webhook") && !message.contains(BLOCK_POLICY);
+                };
               }
             });
   }

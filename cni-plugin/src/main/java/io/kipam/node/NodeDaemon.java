@@ -18,6 +18,7 @@ import io.kipam.node.alloc.Ledger;
 import io.kipam.node.alloc.ReleaseResponder;
 import io.kipam.node.alloc.SlotConverter;
 import io.kipam.node.kube.AddressEvents;
+import io.kipam.node.kube.ApiRequests;
 import io.kipam.node.kube.ApiTraffic;
 import io.kipam.node.kube.AttachmentKeeper;
 import io.kipam.node.kube.KubernetesBlockStatus;
@@ -98,16 +99,19 @@ public final class NodeDaemon implements AutoCloseable {
 
   public void start() throws Exception {
     lock = NodeLock.acquire(settings.stateDir().resolve("kipam-node.lock"));
+    PrometheusRegistry registry = new PrometheusRegistry();
+    ApiRequests requests = new ApiRequests(registry);
     client =
         new KubernetesClientBuilder()
             .withConfig(clientConfig())
             .withKubernetesSerialization(serialization())
+            .withHttpClientBuilderConsumer(
+                builder -> builder.addOrReplaceInterceptor("kipam-requests", requests))
             .build();
     Clock clock = Clock.systemUTC();
     ledger = new Ledger(settings.node(), clock);
     journal =
         ReleaseJournal.attach(settings.stateDir().resolve("released-addresses"), ledger, clock);
-    PrometheusRegistry registry = new PrometheusRegistry();
     ApiTraffic traffic = new ApiTraffic(registry);
     watch = new NodeWatch(client, settings.node(), ledger, settings.sharedSlots(), traffic);
     TokenBucket limiter = new TokenBucket(settings.apiQps(), settings.apiBurst());

@@ -130,7 +130,7 @@ public class AdmissionCostBenchmark {
       unbind(controlPlane, bindings);
       Webhook webhook = Webhook.start(controlPlane, admin);
       int maxSlots = STAGES[STAGES.length - 1];
-      int ownSlots = STAGES.length * NODE_CREATES / 60 + 1;
+      int ownSlots = STAGES.length * Admission.values().length * NODE_CREATES / 60 + 1;
       createAll(admin, ownSlots, i -> block(slot(maxSlots + i), NODE));
 
       Map<String, Integer> refusals = new ConcurrentHashMap<>();

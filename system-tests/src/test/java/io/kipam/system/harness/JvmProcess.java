@@ -94,6 +94,16 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     return self();
   }
 
+  /**
+   * The program's next starts map a dynamic archive of kipam's own classes, written by an earlier
+   * start of the same classpath when it ended normally ({@link #classDataSharing}): what an archive
+   * made when the image is built would give.
+   */
+  public T withKipamClassData() {
+    sharesKipamClassData = true;
+    return self();
+  }
+
   /** Sets a variable of the program's environment for its next start. */
   public T withEnv(String name, String value) {
     env.put(name, value);

@@ -172,8 +172,8 @@ public class NodeStartupBenchmark {
   }
 
   /**
-   * Kills the daemon, starts it again and sends the 200 ADDs at once, each tried again after 100
-   * ms while the daemon cannot serve it yet, as a runtime does; prints and returns the seconds from
+   * Kills the daemon, starts it again and sends the 200 ADDs at once, each tried again after 100 ms
+   * while the daemon cannot serve it yet, as a runtime does; prints and returns the seconds from
    * the process's start to the 200th served.
    */
   private static double startTo200(NodeRig rig, String pool, String how) throws Exception {

@@ -24,9 +24,10 @@ import java.util.Optional;
  *       taken before a fresh read settles it; default 30 (three times the client's request timeout,
  *       so that a write still in flight has landed).
  *   <li>{@code KIPAM_API_QPS}, {@code KIPAM_API_BURST}: the daemon's API write rate; default 50 and
- *       100. Deliberate numbers instead of a client's defaults (5/10 would make 110 pods starting
- *       on one node wait some 20 seconds for their addresses), and a cap on what one node can ask
- *       of the API server.
+ *       250. Deliberate numbers instead of a client's defaults (5/10 would make 110 pods starting
+ *       on one node wait some 20 seconds for their addresses): the burst lets a new node's first
+ *       pods through at once (kubelet's max-pods is 110 by default, 250 on large nodes, plus a few
+ *       block claims), and the rate caps what one node can ask of the API server after that.
  *   <li>{@code KIPAM_BLOCK_STATUS_SECONDS}: at most one write of a block's {@code status.allocated}
  *       per this many seconds; default 2, at least 1. With thousands of nodes most blocks change
  *       seldom and are written within a second of a change anyway; the period bounds what a busy
@@ -45,8 +46,9 @@ import java.util.Optional;
  *       /healthz}, {@code /readyz} and {@code /metrics} are served over TCP as well, for kubelet's
  *       probes and Prometheus; never CNI calls, which stay on the root-only socket. Default: none.
  *   <li>{@code KIPAM_REHEARSAL_CALLS}: how many calls kipam-node makes to itself before it is
- *       Ready, so that a new node's first pods meet compiled code ({@link Rehearsal}); default 600,
- *       0 for none. None reaches the API server.
+ *       Ready, so that a new node's first pods meet compiled code ({@link Rehearsal}); default 0,
+ *       none: measured from the process's start, 600 calls moved Ready later by more than they
+ *       saved the first 200 pods (docs/benchmarks.md). None reaches the API server.
  * </ul>
  */
 public record NodeSettings(
@@ -66,7 +68,7 @@ public record NodeSettings(
     int rehearsalCalls) {
 
   /** Calls kipam-node makes to itself before Ready unless {@code KIPAM_REHEARSAL_CALLS} says. */
-  public static final int DEFAULT_REHEARSAL_CALLS = 600;
+  public static final int DEFAULT_REHEARSAL_CALLS = 0;
 
   public static NodeSettings fromEnvironment(Map<String, String> env) {
     List<String> problems = new ArrayList<>();
@@ -77,7 +79,7 @@ public record NodeSettings(
     Duration grace = seconds(env, "KIPAM_GC_GRACE_SECONDS", 60, problems);
     Duration settle = seconds(env, "KIPAM_SETTLE_SECONDS", 30, problems);
     double qps = number(env, "KIPAM_API_QPS", 50, problems);
-    int burst = (int) number(env, "KIPAM_API_BURST", 100, problems);
+    int burst = (int) number(env, "KIPAM_API_BURST", 250, problems);
     Duration blockStatus = seconds(env, "KIPAM_BLOCK_STATUS_SECONDS", 2, problems);
     if (blockStatus.isZero()) {
       problems.add("KIPAM_BLOCK_STATUS_SECONDS must be at least 1, not 0");

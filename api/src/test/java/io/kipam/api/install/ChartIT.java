@@ -31,22 +31,7 @@ class ChartIT {
 
   @Test
   void theDefaultRenderIsTheSameSetOfObjectsAsConfigDefault() {
-    Map<String, Map<?, ?>> kustomized =
-        objects(controlPlane.kubectl("kustomize", ROOT.resolve("config/default").toString()));
-    Map<String, Map<?, ?>> rendered =
-        objects(
-            Helm.run(
-                "template",
-                "kipam",
-                CHART.toString(),
-                "--include-crds",
-                "--kube-version",
-                Helm.KUBE_VERSION));
-
-    assertThat(rendered.keySet()).containsExactlyInAnyOrderElementsOf(kustomized.keySet());
-    for (String key : kustomized.keySet()) {
-      assertThat(rendered.get(key)).as(key).isEqualTo(kustomized.get(key));
-    }
+    Map<String, Map<?, ?>> rendered = assertSameObjects("config/default");
     System.out.println(
         "helm template charts/kipam and kubectl kustomize config/default: the same "
             + rendered.size()
@@ -56,26 +41,13 @@ class ChartIT {
 
   @Test
   void theWebhookRenderIsTheSameSetOfObjectsAsConfigWebhook() {
-    Map<String, Map<?, ?>> kustomized =
-        objects(controlPlane.kubectl("kustomize", ROOT.resolve("config/webhook").toString()));
     Map<String, Map<?, ?>> rendered =
-        objects(
-            Helm.run(
-                "template",
-                "kipam",
-                CHART.toString(),
-                "--include-crds",
-                "--kube-version",
-                Helm.KUBE_VERSION,
-                "--set",
-                "admissionWebhook.enabled=true",
-                "--set",
-                "operator.replicas=2"));
-
-    assertThat(rendered.keySet()).containsExactlyInAnyOrderElementsOf(kustomized.keySet());
-    for (String key : kustomized.keySet()) {
-      assertThat(rendered.get(key)).as(key).isEqualTo(kustomized.get(key));
-    }
+        assertSameObjects(
+            "config/webhook",
+            "--set",
+            "admissionWebhook.enabled=true",
+            "--set",
+            "operator.replicas=2");
     assertThat(rendered.keySet())
         .contains("ValidatingWebhookConfiguration//kipam-node-admission")
         .doesNotContain(
@@ -86,6 +58,32 @@ class ChartIT {
             + " kustomize config/webhook: the same "
             + rendered.size()
             + " objects");
+  }
+
+  /**
+   * The chart rendered with {@code settings} and {@code kubectl kustomize} of {@code entryPoint}
+   * give the same objects, each the same; the chart's objects.
+   */
+  private Map<String, Map<?, ?>> assertSameObjects(String entryPoint, String... settings) {
+    Map<String, Map<?, ?>> kustomized =
+        objects(controlPlane.kubectl("kustomize", ROOT.resolve(entryPoint).toString()));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "template",
+                "kipam",
+                CHART.toString(),
+                "--include-crds",
+                "--kube-version",
+                Helm.KUBE_VERSION));
+    args.addAll(List.of(settings));
+    Map<String, Map<?, ?>> rendered = objects(Helm.run(args.toArray(String[]::new)));
+
+    assertThat(rendered.keySet()).containsExactlyInAnyOrderElementsOf(kustomized.keySet());
+    for (String key : kustomized.keySet()) {
+      assertThat(rendered.get(key)).as(key).isEqualTo(kustomized.get(key));
+    }
+    return rendered;
   }
 
   @Test

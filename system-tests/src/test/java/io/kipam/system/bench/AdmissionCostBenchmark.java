@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,6 +18,7 @@ import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.system.harness.LoopbackWebhook;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.ProcessCpu;
 import io.kipam.testing.ControlPlane;
@@ -272,35 +272,11 @@ public class AdmissionCostBenchmark {
   private record Webhook(OperatorProcess operator, List<String> conditions) {
 
     static Webhook start(ControlPlane controlPlane, KubernetesClient admin) throws Exception {
-      controlPlane.kubectl(
-          "apply",
-          "-f",
-          ControlPlaneBinaries.repositoryRoot().resolve("config/webhook/webhook.yaml").toString());
-      int port;
-      try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-        port = socket.getLocalPort();
-      }
-      ValidatingWebhookConfiguration configuration = configuration(admin);
-      List<String> conditions = new ArrayList<>();
-      StringBuilder patch = new StringBuilder("[");
-      for (int i = 0; i < configuration.getWebhooks().size(); i++) {
-        conditions.add(
-            configuration.getWebhooks().get(i).getMatchConditions().get(0).getExpression());
-        patch
-            .append(i == 0 ? "" : ",")
-            .append("{\"op\":\"replace\",\"path\":\"/webhooks/")
-            .append(i)
-            .append("/clientConfig\",\"value\":{\"url\":\"https://127.0.0.1:")
-            .append(port)
-            .append("/validate\"}}");
-      }
-      controlPlane.kubectl(
-          "patch",
-          "validatingwebhookconfiguration",
-          configuration.getMetadata().getName(),
-          "--type=json",
-          "-p",
-          patch.append("]").toString());
+      LoopbackWebhook loopback = LoopbackWebhook.install(controlPlane, admin);
+      List<String> conditions =
+          LoopbackWebhook.configuration(admin).getWebhooks().stream()
+              .map(w -> w.getMatchConditions().get(0).getExpression())
+              .toList();
       Webhook webhook = new Webhook(null, conditions);
       webhook.active(controlPlane, false);
       String lease = "kipam-operator-elsewhere";
@@ -323,23 +299,16 @@ public class AdmissionCostBenchmark {
               ""));
       controlPlane.kubectl("apply", "-f", leaseFile.toString());
       OperatorProcess operator =
-          new OperatorProcess(
-                  Files.createTempDirectory("kipam-admission-cost"),
-                  controlPlane.adminKubeconfig(),
-                  admin)
+          loopback
+              .operatorEnv(
+                  new OperatorProcess(
+                      Files.createTempDirectory("kipam-admission-cost"),
+                      controlPlane.adminKubeconfig(),
+                      admin))
               .withEnv("KIPAM_LEASE_NAMESPACE", "kipam-system")
               .withEnv("KIPAM_LEASE_NAME", lease)
-              .withEnv("POD_NAMESPACE", "kipam-system")
-              .withEnv("KIPAM_WEBHOOK", "true")
-              .withEnv("KIPAM_WEBHOOK_PORT", Integer.toString(port))
-              .withEnv("KIPAM_WEBHOOK_HOSTS", "127.0.0.1")
               .start();
-      Awaitility.await("kipam-operator writes the webhook's CA bundle")
-          .atMost(Duration.ofMinutes(2))
-          .until(
-              () ->
-                  configuration(admin).getWebhooks().stream()
-                      .allMatch(w -> w.getClientConfig().getCaBundle() != null));
+      loopback.awaitCaBundle(admin, Duration.ofMinutes(2));
       return new Webhook(operator, conditions);
     }
 
@@ -364,15 +333,6 @@ public class AdmissionCostBenchmark {
           "--type=json",
           "-p",
           patch.append("]").toString());
-    }
-
-    private static ValidatingWebhookConfiguration configuration(KubernetesClient admin) {
-      return admin
-          .admissionRegistration()
-          .v1()
-          .validatingWebhookConfigurations()
-          .withName("kipam-node-admission")
-          .get();
     }
   }
 

@@ -109,7 +109,7 @@ public class IpamComparisonBenchmark {
       ComparedIpam floor = new ComparedIpam.Floor(client, List.of("4"));
 
       // Cold: kipam's daemons' first ADDs, before any warm-up (since their start they have only
-      // listed and watched, and rehearsed their call path before Ready), as a new node's pending
+      // listed and watched), as a new node's pending
       // pods meet them; compared with the same burst warm below.
       Phase cold =
           run.burst(

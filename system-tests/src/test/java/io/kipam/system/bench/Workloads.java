@@ -2,7 +2,6 @@ package io.kipam.system.bench;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.node.NodeSettings;
 import io.kipam.system.bench.ComparedIpam.Attempt;
 import io.kipam.system.bench.ComparisonReport.Phase;
 import io.kipam.system.harness.ApiRequestCounts;
@@ -182,20 +181,13 @@ record Workloads(KubernetesClient client, ProcessCpu cpu, ComparisonReport repor
 
   /**
    * {@code count} kipam-node daemons on nodes of their own, from {@code pool}, at the product's
-   * settings but for the block status every 5 s, rehearsing their call path before Ready as a
-   * node's daemon does (so that the first measured burst meets them as a new node's pods do).
+   * settings but for the block status every 5 s (so that the first measured burst meets them as a
+   * new node's pods do).
    */
   static List<NodeRig> daemons(KipamProcesses processes, String pool, int count) throws Exception {
     List<NodeRig> rigs = new ArrayList<>();
     for (int n = 0; n < count; n++) {
-      rigs.add(
-          processes.node(
-              pool,
-              Map.of(
-                  "KIPAM_BLOCK_STATUS_SECONDS",
-                  "5",
-                  "KIPAM_REHEARSAL_CALLS",
-                  String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS))));
+      rigs.add(processes.node(pool, Map.of("KIPAM_BLOCK_STATUS_SECONDS", "5")));
     }
     return rigs;
   }

@@ -87,10 +87,6 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
         "2",
         "KIPAM_SETTLE_SECONDS",
         "5",
-        // A short rehearsal: the tests start hundreds of daemons; benchmarks of a daemon's
-        // speed or memory run the default (NodeSettings.DEFAULT_REHEARSAL_CALLS).
-        "KIPAM_REHEARSAL_CALLS",
-        "30",
         "MALLOC_ARENA_MAX",
         built("daemon.malloc-arena-max"));
   }

@@ -12,7 +12,6 @@ import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * The shapes of object a node's credentials meet, in one pool and namespace, each written as the
@@ -81,9 +80,11 @@ final class NodeCredentialsObjects {
   }
 
   /**
-   * The IPAMClaim {@code pod}.pods of a StatefulSet's pod on {@code node}, as kipam-node makes it.
+   * The IPAMClaim {@code pod}.pods of a StatefulSet's pod on {@code node}, as kipam-node makes it,
+   * owned by the StatefulSet with {@code setUid} (one that exists: the garbage collector deletes a
+   * claim whose owner does not, and a case would then meet a claim that is gone).
    */
-  IPAMClaim statefulSetClaim(String pod, String node) {
+  IPAMClaim statefulSetClaim(String pod, String node, String setUid) {
     String set = pod.substring(0, pod.lastIndexOf('-'));
     IPAMClaim claim = new IPAMClaim();
     claim.setMetadata(
@@ -96,7 +97,7 @@ final class NodeCredentialsObjects {
             .withApiVersion("apps/v1")
             .withKind("StatefulSet")
             .withName(set)
-            .withUid(UUID.randomUUID().toString())
+            .withUid(setUid)
             .withController(true)
             .endOwnerReference()
             .build());

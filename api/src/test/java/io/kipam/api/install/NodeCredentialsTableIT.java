@@ -138,12 +138,43 @@ class NodeCredentialsTableIT {
         Target.OTHER_ADDRESS,
         victimClient.resource(shapes.address("10.48.2.2", victim, "10.48.2.0/28")).create());
     objects.put(Target.POOL, admin.resources(IPPool.class).withName(POOL).get());
+    // The StatefulSet that owns the claims, without pods (no kubelet here), so that the garbage
+    // collector keeps them.
+    String setUid =
+        admin
+            .resource(
+                new io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder()
+                    .withNewMetadata()
+                    .withName(CLAIM_SET)
+                    .withNamespace(NAMESPACE)
+                    .endMetadata()
+                    .withNewSpec()
+                    .withReplicas(0)
+                    .withNewSelector()
+                    .addToMatchLabels("app", CLAIM_SET)
+                    .endSelector()
+                    .withNewTemplate()
+                    .withNewMetadata()
+                    .addToLabels("app", CLAIM_SET)
+                    .endMetadata()
+                    .withNewSpec()
+                    .addNewContainer()
+                    .withName("web")
+                    .withImage("registry.invalid/web")
+                    .endContainer()
+                    .endSpec()
+                    .endTemplate()
+                    .endSpec()
+                    .build())
+            .serverSideApply()
+            .getMetadata()
+            .getUid();
     objects.put(
         Target.OWN_CLAIM,
-        admin.resource(shapes.statefulSetClaim(CLAIM_SET + "-0", attacker)).create());
+        admin.resource(shapes.statefulSetClaim(CLAIM_SET + "-0", attacker, setUid)).create());
     objects.put(
         Target.OTHER_CLAIM,
-        admin.resource(shapes.statefulSetClaim(CLAIM_SET + "-1", victim)).create());
+        admin.resource(shapes.statefulSetClaim(CLAIM_SET + "-1", victim, setUid)).create());
     objects.put(Target.OWN_NODE, admin.nodes().withName(attacker).get());
     objects.put(Target.OTHER_NODE, admin.nodes().withName(victim).get());
     objects.put(Target.NAMESPACE, admin.namespaces().withName(NAMESPACE).get());
@@ -157,8 +188,8 @@ class NodeCredentialsTableIT {
     creates.put(Target.OWN_ADDRESS, shapes.address("10.48.1.3", attacker, "10.48.1.0/28"));
     creates.put(Target.OTHER_ADDRESS, shapes.address("10.48.2.3", victim, "10.48.2.0/28"));
     creates.put(Target.POOL, NodeCredentialsObjects.pool(POOL + "-new"));
-    creates.put(Target.OWN_CLAIM, shapes.statefulSetClaim(CLAIM_SET + "-2", attacker));
-    creates.put(Target.OTHER_CLAIM, shapes.statefulSetClaim(CLAIM_SET + "-3", victim));
+    creates.put(Target.OWN_CLAIM, shapes.statefulSetClaim(CLAIM_SET + "-2", attacker, setUid));
+    creates.put(Target.OTHER_CLAIM, shapes.statefulSetClaim(CLAIM_SET + "-3", victim, setUid));
     creates.put(
         Target.OWN_NODE,
         new NodeBuilder().withNewMetadata().withName(POOL + "-new").endMetadata().build());

@@ -56,8 +56,9 @@ import java.util.UUID;
  * @param webhookPort -1 unless {@code KIPAM_WEBHOOK=true} (default false; config/webhook sets it):
  *     then {@code KIPAM_WEBHOOK_PORT} (9443), the HTTPS port of the admission webhook
  *     (docs/security.md), served by every replica; 0 picks a free port
- * @param webhookSecret {@code KIPAM_WEBHOOK_SECRET} (kipam-webhook-tls): the Secret, in {@code
- *     POD_NAMESPACE}, of the webhook's serving certificate; made when absent
+ * @param webhookSecret {@code KIPAM_WEBHOOK_SECRET} (kipam-webhook-tls): the Secret of the
+ *     webhook's serving certificate, in the Lease's namespace ({@code KIPAM_LEASE_NAMESPACE}, else
+ *     {@code POD_NAMESPACE}); made when absent
  * @param webhookConfiguration {@code KIPAM_WEBHOOK_CONFIGURATION} (kipam-node-admission): the
  *     ValidatingWebhookConfiguration whose {@code caBundle} the operator keeps
  * @param webhookHosts {@code KIPAM_WEBHOOK_HOSTS}: comma-separated names (or addresses)

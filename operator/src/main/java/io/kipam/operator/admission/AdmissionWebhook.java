@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhoo
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import java.io.IOException;
@@ -44,6 +44,7 @@ public final class AdmissionWebhook implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(AdmissionWebhook.class);
   static final String NODE_NAME = "authentication.kubernetes.io/node-name";
+  private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
   /**
    * Where and how the webhook is served.
@@ -117,14 +118,9 @@ public final class AdmissionWebhook implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  /** Whether the webhook's informer has listed the blocks once. */
-  public boolean ready() {
-    return informer.hasSynced();
-  }
-
   /** The answer to one AdmissionReview, as JSON; the request's own errors are answered as such. */
   String review(String body) {
-    AdmissionReview review = Serialization.unmarshal(body, AdmissionReview.class);
+    AdmissionReview review = JSON.unmarshal(body, AdmissionReview.class);
     AdmissionRequest request = review.getRequest();
     AdmissionRules.Verdict verdict = verdict(request);
     if (!verdict.allowed()) {
@@ -144,7 +140,7 @@ public final class AdmissionWebhook implements AutoCloseable {
               .withMessage(verdict.message())
               .build());
     }
-    return Serialization.asJson(
+    return JSON.asJson(
         new AdmissionReviewBuilder()
             .withApiVersion("admission.k8s.io/v1")
             .withKind("AdmissionReview")
@@ -157,10 +153,10 @@ public final class AdmissionWebhook implements AutoCloseable {
       return AdmissionRules.Verdict.ALLOWED;
     }
     String node = node(request.getUserInfo() == null ? null : request.getUserInfo().getExtra());
-    String json = Serialization.asJson(request.getObject());
+    Object object = request.getObject();
     return switch (request.getKind().getKind()) {
-      case "IPAddress" -> rules.addressCreate(Serialization.unmarshal(json, IPAddress.class), node);
-      case "IPBlock" -> rules.blockCreate(Serialization.unmarshal(json, IPBlock.class), node);
+      case "IPAddress" -> rules.addressCreate(JSON.convertValue(object, IPAddress.class), node);
+      case "IPBlock" -> rules.blockCreate(JSON.convertValue(object, IPBlock.class), node);
       default -> AdmissionRules.Verdict.ALLOWED;
     };
   }

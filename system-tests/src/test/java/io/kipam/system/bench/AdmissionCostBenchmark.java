@@ -314,25 +314,13 @@ public class AdmissionCostBenchmark {
 
     /** Makes the webhook's match conditions its own ({@code active}) or {@code false}. */
     void active(ControlPlane controlPlane, boolean active) {
-      StringBuilder patch = new StringBuilder("[");
-      for (int i = 0; i < conditions.size(); i++) {
-        patch
-            .append(i == 0 ? "" : ",")
-            .append("{\"op\":\"replace\",\"path\":\"/webhooks/")
-            .append(i)
-            .append("/matchConditions/0/expression\",\"value\":")
-            .append(
-                io.fabric8.kubernetes.client.utils.Serialization.asJson(
-                    active ? conditions.get(i) : "false"))
-            .append("}");
-      }
-      controlPlane.kubectl(
-          "patch",
-          "validatingwebhookconfiguration",
-          "kipam-node-admission",
-          "--type=json",
-          "-p",
-          patch.append("]").toString());
+      LoopbackWebhook.replaceInEach(
+          controlPlane,
+          conditions.size(),
+          "matchConditions/0/expression",
+          i ->
+              io.fabric8.kubernetes.client.utils.Serialization.asJson(
+                  active ? conditions.get(i) : "false"));
     }
   }
 

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.function.IntFunction;
 import org.awaitility.Awaitility;
 
 /**
@@ -39,16 +40,32 @@ public final class LoopbackWebhook {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    String url = "https://127.0.0.1:" + port + "/validate";
+    replaceInEach(
+        controlPlane,
+        configuration(client).getWebhooks().size(),
+        "clientConfig",
+        i -> "{\"url\":\"" + url + "\"}");
+    return new LoopbackWebhook(port);
+  }
+
+  /**
+   * Replaces {@code path} (below {@code /webhooks/<i>/}) in each of the configuration's {@code
+   * webhooks} webhooks with the JSON {@code value} gives for it, in one JSON patch.
+   */
+  public static void replaceInEach(
+      ControlPlane controlPlane, int webhooks, String path, IntFunction<String> value) {
     StringBuilder patch = new StringBuilder("[");
-    int webhooks = configuration(client).getWebhooks().size();
     for (int i = 0; i < webhooks; i++) {
       patch
           .append(i == 0 ? "" : ",")
           .append("{\"op\":\"replace\",\"path\":\"/webhooks/")
           .append(i)
-          .append("/clientConfig\",\"value\":{\"url\":\"https://127.0.0.1:")
-          .append(port)
-          .append("/validate\"}}");
+          .append('/')
+          .append(path)
+          .append("\",\"value\":")
+          .append(value.apply(i))
+          .append('}');
     }
     controlPlane.kubectl(
         "patch",
@@ -56,8 +73,7 @@ public final class LoopbackWebhook {
         CONFIGURATION,
         "--type=json",
         "-p",
-        patch.append("]").toString());
-    return new LoopbackWebhook(port);
+        patch.append(']').toString());
   }
 
   /** The settings that make {@code operator} serve this webhook, its Secret in kipam-system. */

@@ -3,7 +3,12 @@
 #
 #   build.sh OUTPUT JAVA_HOME MODULES
 #
-# OUTPUT/root gets a Java runtime jlinked from JAVA_HOME with MODULES (comma-separated) at
+# The runtime is Java 25 or later (kipam's classes are built for 17): kipam-node's image carries an
+# AOT cache of its start (docs/images.md), which needs 25's AOT cache. JAVA_HOME is used when it is
+# one; otherwise KIPAM_IMAGE_JDK, then the newest JDK of 25 or later installed where Linux
+# distributions put JDKs (/usr/lib/jvm). None found: the build stops and says so.
+#
+# OUTPUT/root gets a Java runtime jlinked from that JDK with MODULES (comma-separated) at
 # /opt/java, with the JDK's class-data archive of its own classes (so a JVM starts by mapping them
 # instead of loading and verifying each; only the compressed-oops variant, which kipam's sized
 # heaps use), every shared library that runtime loads at the path the dynamic loader looks for it
@@ -15,8 +20,26 @@ usage="usage: build.sh OUTPUT JAVA_HOME MODULES"
 out=${1:?$usage}
 java_home=${2:?$usage}
 modules=${3:?$usage}
+feature() { # the feature release of the JDK at $1 (25 for 25.0.3), or 0
+  sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null | grep . || echo 0
+}
+if [ "$(feature "$java_home")" -lt 25 ]; then
+  found=""
+  for candidate in ${KIPAM_IMAGE_JDK:-} /usr/lib/jvm/*; do
+    if [ -x "$candidate/bin/jlink" ] && [ "$(feature "$candidate")" -ge 25 ] &&
+      { [ -z "$found" ] || [ "$(feature "$candidate")" -gt "$(feature "$found")" ]; }; then
+      found=$candidate
+    fi
+  done
+  [ -n "$found" ] || {
+    echo "image-base: needs a JDK of 25 or later with jlink (kipam-node's AOT cache); $java_home is" \
+      "$(feature "$java_home"). Install one under /usr/lib/jvm or set KIPAM_IMAGE_JDK" >&2
+    exit 1
+  }
+  java_home=$found
+fi
 root="$out/root"
-jlink_options="--strip-debug --no-header-files --no-man-pages --compress=2 --generate-cds-archive"
+jlink_options="--strip-debug --no-header-files --no-man-pages --compress=zip-6 --generate-cds-archive"
 key="$("$java_home/bin/java" -version 2>&1 | tr '\n' ' ') $java_home $modules $jlink_options"
 if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -x "$root/opt/java/bin/java" ]; then
   echo "image-base: $root is up to date"

@@ -3,6 +3,7 @@ package io.kipam.images;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kipam.testing.ImageTarball;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +65,7 @@ class ImageTarballTest {
         .isEqualTo("kipam/kipam-node:" + VERSION);
     List<String> entrypoint = new ArrayList<>(List.of("/opt/java/bin/java"));
     entrypoint.addAll(List.of(System.getProperty("kipam.node.jvmOptions").split(",")));
+    entrypoint.add("-XX:AOTCache=/app/kipam-node.aot");
     entrypoint.addAll(List.of("-cp", "@/app/jib-classpath-file", "io.kipam.node.NodeDaemon"));
     assertThat(strings(node.config().at("/config/Entrypoint")))
         .containsExactlyElementsOf(entrypoint)
@@ -81,8 +83,8 @@ class ImageTarballTest {
           .anySatisfy(env -> assertThat(env).startsWith("PATH=/opt/java/bin:"));
       assertThat(image.file("/opt/java/bin/java")).isRegularFile().isExecutable();
       assertThat(image.file("/tmp")).isDirectory().isWritable();
-      // The image modules have no classes of their own: the app is its jars, every one in
-      // /app/libs.
+      // The image modules have no classes of their own: the app is its jars, in /app/libs (the
+      // node image's own jar, which names the image, in /app/classpath: Jib's packaged mode).
       List<String> jars =
           classpath(image).stream().filter(e -> e.startsWith("/app/libs/")).toList();
       assertThat(jars).isNotEmpty();
@@ -163,6 +165,36 @@ class ImageTarballTest {
     assertThat(bin.resolve("kipam.conf")).hasContent("socket=/run/kipam/kipam.sock");
   }
 
+  /**
+   * The node image's runtime maps the AOT cache the build made ({@code -XX:AOTMode=on} stops the
+   * JVM if it cannot): the image's java with the image's jars, where they lie unpacked (the cache
+   * holds for another directory with the same jars). kipam-node starts with its classes from the
+   * cache and stops at once, NODE_NAME unset.
+   */
+  @Test
+  void theNodeImagesRuntimeMapsTheAotCacheOfItsStart() throws Exception {
+    assertThat(node.file("/app/kipam-node.aot")).isRegularFile();
+    String classpath =
+        String.join(":", classpath(node).stream().map(e -> node.file(e).toString()).toList());
+
+    String output =
+        run(
+            node,
+            2,
+            List.of(
+                node.file("/opt/java/bin/java").toString(),
+                "-XX:AOTCache=" + node.file("/app/kipam-node.aot"),
+                "-XX:AOTMode=on",
+                "-Xlog:class+load=info",
+                "-cp",
+                classpath,
+                "io.kipam.node.NodeDaemon"));
+
+    assertThat(output)
+        .contains("kipam-node: NODE_NAME is not set")
+        .contains("io.kipam.node.NodeSettings source: shared objects file");
+  }
+
   private static List<String> classpathOf(ImageTarball image) {
     try {
       return classpath(image);
@@ -182,6 +214,12 @@ class ImageTarballTest {
    * directories (the ones its loader searches by default), and returns what it printed.
    */
   private static String run(ImageTarball image, List<String> arguments, String... env)
+      throws IOException, InterruptedException {
+    return run(image, 0, arguments, env);
+  }
+
+  /** As {@link #run(ImageTarball, List, String...)}, expecting exit code {@code exitCode}. */
+  private static String run(ImageTarball image, int exitCode, List<String> arguments, String... env)
       throws IOException, InterruptedException {
     List<String> libraryDirs = new ArrayList<>();
     for (String dir :
@@ -212,7 +250,7 @@ class ImageTarballTest {
     Process process = builder.start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as("%s printed:%n%s", command, output).isZero();
+    assertThat(process.exitValue()).as("%s printed:%n%s", command, output).isEqualTo(exitCode);
     return output;
   }
 

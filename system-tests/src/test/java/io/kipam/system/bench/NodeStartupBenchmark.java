@@ -66,6 +66,13 @@ public class NodeStartupBenchmark {
    */
   private static final boolean NATIVE_MEMORY_TRACKING = Boolean.getBoolean("kipam.bench.nmt");
 
+  /**
+   * The memory phase (10,000 cycles, some minutes) left out with {@code
+   * -Dkipam.bench.memory=false}, to compare starts alone.
+   */
+  private static final boolean MEMORY =
+      Boolean.parseBoolean(System.getProperty("kipam.bench.memory", "true"));
+
   private static final String[] NMT = {"-XX:NativeMemoryTracking=summary"};
 
   @Test
@@ -171,6 +178,9 @@ public class NodeStartupBenchmark {
                   "start to %d served, %s: %.2f s, %.2fx the warm daemon's %.2f s%n",
                   PODS, how, seconds, seconds / warm.seconds(), warm.seconds()));
 
+      if (!MEMORY) {
+        return;
+      }
       // The memory phase: thousands of cycles, the write budget raised so they take minutes.
       rig.daemon.kill();
       SETTINGS.forEach(rig.daemon::withEnv);
@@ -207,6 +217,7 @@ public class NodeStartupBenchmark {
     long startedAt = rig.daemon.startedAt();
     ProcessCpu cpu = new ProcessCpu(Map.of("kipam-node", List.of(rig.daemon.pid())));
     ProcessCpu.Snapshot atStart = cpu.snapshot();
+    long pid = rig.daemon.pid();
     java.util.concurrent.atomic.AtomicLong firstServed =
         new java.util.concurrent.atomic.AtomicLong();
     int failed =
@@ -228,6 +239,7 @@ public class NodeStartupBenchmark {
         "start to %d served, %s: %.2f s from the process's start (first served at %.2f s), %d"
             + " at once; kipam-node's CPU %.2f s%n",
         PODS, how, seconds, (firstServed.get() - startedAt) / 1e9, AT_ONCE, cpuSeconds);
+    System.out.println("  " + byThread("the same start", Map.of(), ProcessCpu.byThread(pid)));
     return seconds;
   }
 

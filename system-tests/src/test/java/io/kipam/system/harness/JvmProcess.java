@@ -207,16 +207,19 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
    */
   private List<String> classDataSharing(String classpath) throws IOException {
     Path archive = archiveFor(classpath);
+    boolean aot = Runtime.version().feature() >= 25;
     String option;
     if (Files.exists(archive)) {
-      option = "-XX:SharedArchiveFile=" + archive;
+      option = (aot ? "-XX:AOTCache=" : "-XX:SharedArchiveFile=") + archive;
     } else if (DUMPING.add(archive)) {
       dumping = archive;
-      option = "-XX:ArchiveClassesAtExit=" + partial(archive);
+      option = (aot ? "-XX:AOTCacheOutput=" : "-XX:ArchiveClassesAtExit=") + partial(archive);
     } else {
       return List.of(); // another start of this JVM writes it
     }
-    return List.of(option, "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+    return aot
+        ? List.of(option, "-Xlog:cds=off", "-Xlog:aot=off")
+        : List.of(option, "-Xlog:cds=off", "-Xlog:cds+dynamic=off");
   }
 
   private static Path archiveFor(String classpath) throws IOException {

@@ -1,4 +1,4 @@
-package io.kipam.images;
+package io.kipam.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -22,11 +22,12 @@ import java.util.zip.GZIPInputStream;
  * the layers applied in order under a directory of the caller's. Reads the tar format Jib writes
  * (ustar with PAX headers), nothing more.
  */
-record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
+public record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  static ImageTarball unpack(Path tarball, Path into) throws IOException {
+  /** Unpacks {@code tarball} under {@code into}: its archive and its layers' file system. */
+  public static ImageTarball unpack(Path tarball, Path into) throws IOException {
     Path archive = Files.createDirectories(into.resolve("archive"));
     try (InputStream in = Files.newInputStream(tarball)) {
       new TarReader(in).extractTo(archive);
@@ -43,7 +44,8 @@ record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
     return new ImageTarball(manifest, config, root);
   }
 
-  Path file(String absolutePath) {
+  /** A path of the image ({@code /app/...}) where it lies unpacked. */
+  public Path file(String absolutePath) {
     return root.resolve(absolutePath.substring(1));
   }
 

@@ -211,7 +211,15 @@ final class BlockClaims {
    * was deleted by hand (its finalizer bypassed) while they existed. Each stays taken until it is
    * gone, read again now and then ({@link Settling#recheckForeign}).
    */
-  private void leftoversFound(PoolView pool, Cidr block, AllocationStore.ListedAddresses left) {
+  private void leftoversFound(PoolView pool, Cidr block, AllocationStore.ListedAddresses listed) {
+    // This node's own IPAddresses in the list are the ones its other calls wrote into the block
+    // since the claim (the block is open to them from the moment it is claimed). The node's
+    // address watch knows each of them; taken from this read, which may be older than a DEL that
+    // followed, one would come back as a lease after its release and stay taken for good.
+    AllocationStore.ListedAddresses left =
+        new AllocationStore.ListedAddresses(
+            listed.readable().stream().filter(l -> !ledger.node().equals(l.node())).toList(),
+            listed.unreadable());
     if (left.isEmpty()) {
       return;
     }

@@ -24,6 +24,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeStore implements AllocationStore {
 
+  /**
+   * IPAddresses a listing of a block returns besides the store's own: a read older than writes that
+   * followed it (an object deleted since).
+   */
+  java.util.function.Function<Cidr, List<Lease>> staleListing = block -> List.of();
+
   /** A stored IPBlock: its node (null on a slot Shared from birth), and its parent, if any. */
   record Block(String node, String uid, String parent, boolean shared, boolean deleting) {
     Block(String node, String uid) {
@@ -223,10 +229,12 @@ final class FakeStore implements AllocationStore {
       throw new StoreUnavailableException("API server unreachable (test)", null);
     }
     addressListings.incrementAndGet();
-    return new ListedAddresses(
-        addresses.values().stream()
-            .filter(l -> l.pool().equals(pool) && l.block().equals(block))
-            .toList(),
-        java.util.Map.of());
+    List<Lease> listed =
+        new java.util.ArrayList<>(
+            addresses.values().stream()
+                .filter(l -> l.pool().equals(pool) && l.block().equals(block))
+                .toList());
+    listed.addAll(staleListing.apply(block));
+    return new ListedAddresses(listed, java.util.Map.of());
   }
 }

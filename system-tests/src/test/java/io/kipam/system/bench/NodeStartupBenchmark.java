@@ -11,8 +11,10 @@ import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.ProcessCpu;
+import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
+import io.kipam.testing.ImageTarball;
 import io.kipam.testing.KipamCrds;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,17 +32,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * kipam-node from its first pod, and its memory, printed, never asserted. At the daemon's defaults
- * (write budget included), as the image runs it (its JVM options and malloc arenas, the JDK's
- * class-data archive, its rehearsal before Ready), with the pods created before the daemon starts,
- * as on a new node: what a start costs the cluster (every API request from the process's start to
- * Ready, by verb and resource, from the daemon's own {@code kipam_node_api_requests_total}); the
- * time from the process's start to 200 pods served, 8 ADDs at once, each tried again every 100 ms
- * while the daemon cannot serve it yet; beside it the same 200 on a warm daemon (after 1,000
- * ADD/DEL pairs). Then, the write budget raised, with 110 live pods after 10,000 ADD/DEL cycles,
- * its resident memory with the JVM's own breakdown (heap, metaspace, code cache, threads; and
- * native memory tracking's with {@code -Dkipam.bench.nmt=true}). One daemon on a control plane of
- * its own with kipam-operator; every call through the installed executable, pods over three
- * namespaces. Run with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT -DskipE2E
+ * (write budget, settle and GC grace included), as its image runs it: the image's tarball unpacked
+ * (its Java 25 runtime, jars, entrypoint options, environment and AOT cache). The pods are created
+ * before the daemon starts, as on a new node. Printed: what a start costs the cluster (every API
+ * request from the process's start to Ready, by verb and resource, from the daemon's own {@code
+ * kipam_node_api_requests_total}); the time from the process's start to 200 pods served, 8 ADDs at
+ * once, each tried again every 100 ms while the daemon cannot serve it yet, for the image, the
+ * image without its AOT cache, with the rehearsal it no longer makes, and the runtime of the image
+ * before (Java 17), in rounds whose order a printed seed draws; churn at the defaults; the same 200
+ * on a warm daemon (after 1,000 ADD/DEL pairs), on the image and on Java 17; whereabouts' first 200
+ * on the same pods; then, in a memory cgroup limited as the DaemonSet limits kipam-node, the write
+ * budget raised, with 110 live pods over 20 pools after 10,000 ADD/DEL cycles, its resident memory
+ * with the JVM's own breakdown. One daemon on a control plane of its own with kipam-operator; every
+ * call through the installed executable, pods over three namespaces. Build the images first; run
+ * with {@code ./mvnw -B -pl system-tests -am verify -Pbenchmark -DskipIT -DskipE2E
  * -Dit.test=NodeStartupBenchmark}; docs/benchmarks.md has results.
  */
 public class NodeStartupBenchmark {
@@ -73,6 +78,108 @@ public class NodeStartupBenchmark {
   private static final boolean MEMORY =
       Boolean.parseBoolean(System.getProperty("kipam.bench.memory", "true"));
 
+  /**
+   * whereabouts' first 200 on the same pods, as its DaemonSet leaves it: no daemon to start, each
+   * call the plugin's own process reading and writing its IPPool and reservations in the API, its
+   * default settings, 8 at once; a failed ADD is tried again after 100 ms, as the runtime would.
+   */
+  private static void whereaboutsFirst200(
+      KubernetesClient client, ControlPlane controlPlane, KipamProcesses processes, NodeRig rig)
+      throws Exception {
+    Path dir = Whereabouts.build();
+    Whereabouts.installCrds(client, dir.resolve("crds"));
+    Path settings =
+        Whereabouts.writeSettings(
+            processes.dir.resolve("whereabouts.conf"), controlPlane.adminKubeconfig());
+    String config =
+        "{\"cniVersion\":\"1.0.0\",\"name\":\"startup-whereabouts\",\"type\":\"bridge\","
+            + "\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.218.0.0/22\","
+            + "\"configuration_path\":\""
+            + settings
+            + "\"}}";
+    ComparedIpam whereabouts =
+        new ComparedIpam.Cni("whereabouts", pod -> dir.resolve("whereabouts"), pod -> config);
+    java.util.concurrent.atomic.AtomicInteger retries =
+        new java.util.concurrent.atomic.AtomicInteger();
+    long start = System.nanoTime();
+    int failed =
+        striped(
+            PODS,
+            i -> {
+              ComparedIpam.Attempt attempt = whereabouts.add(rig.pod(i), "wb-" + i);
+              while (!attempt.ok() && System.nanoTime() - start < 120e9) {
+                retries.incrementAndGet();
+                sleep(100);
+                attempt = whereabouts.add(rig.pod(i), "wb-" + i);
+              }
+              return attempt.ok();
+            });
+    double seconds = (System.nanoTime() - start) / 1e9;
+    System.out.printf(
+        "whereabouts' first %d (its default settings; no daemon, each call a process of its"
+            + " own): %.2f s, %d at once, %d ADDs tried again, %d failed%n",
+        PODS, seconds, AT_ONCE, retries.get(), failed);
+    assertThat(failed).as("whereabouts ADDs failed").isZero();
+    striped(
+        PODS,
+        i -> {
+          whereabouts.del(rig.pod(i), "wb-" + i);
+          return true;
+        });
+  }
+
+  /** The memory phase's pools: its 110 live pods are spread over them. */
+  private static final int POOLS = 20;
+
+  /** The memory limit of kipam-node's container in config/node/daemonset.yaml, in bytes. */
+  private static long daemonSetMemoryLimit() throws java.io.IOException {
+    Path file =
+        Path.of(System.getProperty("kipam.configDir", "../config")).resolve("node/daemonset.yaml");
+    io.fabric8.kubernetes.api.model.apps.DaemonSet daemonSet;
+    try (var in = java.nio.file.Files.newInputStream(file)) {
+      daemonSet =
+          new io.fabric8.kubernetes.client.utils.KubernetesSerialization()
+              .unmarshal(in, io.fabric8.kubernetes.api.model.apps.DaemonSet.class);
+    }
+    return io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(
+            daemonSet.getSpec().getTemplate().getSpec().getContainers().stream()
+                .filter(c -> c.getName().equals("kipam-node"))
+                .findFirst()
+                .orElseThrow()
+                .getResources()
+                .getLimits()
+                .get("memory"))
+        .longValueExact();
+  }
+
+  /** Rounds of the start variants, each round in its own order. */
+  private static final int ROUNDS = Integer.getInteger("kipam.bench.rounds", 3);
+
+  /**
+   * kipam-node's image as the build wrote it ({@code images/target/kipam-node-image.tar}), unpacked
+   * under target/: the benchmark runs the image's runtime, jars and AOT cache.
+   */
+  private static ImageTarball nodeImage() throws java.io.IOException {
+    Path tarball =
+        Path.of(System.getProperty("kipam.imagesDir", "../images/target"))
+            .resolve("kipam-node-image.tar");
+    if (!java.nio.file.Files.exists(tarball)) {
+      throw new IllegalStateException(
+          tarball
+              + " is missing: build the images first (./mvnw -B -pl images/node -am package"
+              + " -DskipUnit -DskipIT -DskipE2E)");
+    }
+    Path into = Path.of("target", "node-image");
+    if (java.nio.file.Files.exists(into)) {
+      try (var files = java.nio.file.Files.walk(into)) {
+        for (Path file : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          java.nio.file.Files.delete(file);
+        }
+      }
+    }
+    return ImageTarball.unpack(tarball, into.toAbsolutePath());
+  }
+
   private static final String[] NMT = {"-XX:NativeMemoryTracking=summary"};
 
   @Test
@@ -85,6 +192,12 @@ public class NodeStartupBenchmark {
       processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), Duration.ofSeconds(60));
       String pool = Fixtures.uniqueName("bench");
       Cluster.poolOnItsNetworkReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/22", 26, 0));
+      List<String> memoryPools = new ArrayList<>();
+      for (int p = 0; p < POOLS; p++) {
+        memoryPools.add(Fixtures.uniqueName("mem" + p));
+        Cluster.poolOnItsNetworkReadiedByOperator(
+            client, memoryPools.get(p), Cluster.spec("10.216." + p + ".0/24", 27, 0));
+      }
 
       NodeRig rig =
           processes.nodeWith(
@@ -100,6 +213,12 @@ public class NodeStartupBenchmark {
       }
 
       System.out.println("\n== kipam-node from its first pod, at its defaults ==");
+      // The daemon as its image runs it, at its defaults (the harness shortens two timers).
+      ImageTarball image = nodeImage();
+      rig.daemon
+          .asImage(image, true)
+          .withEnv("KIPAM_GC_GRACE_SECONDS", "60")
+          .withEnv("KIPAM_SETTLE_SECONDS", "30");
       // What a start costs the cluster: the daemon started again, nothing asked of it.
       rig.restart();
       double toReady = (System.nanoTime() - rig.daemon.startedAt()) / 1e9;
@@ -112,31 +231,43 @@ public class NodeStartupBenchmark {
       System.out.println(
           "a start's API requests, by verb and resource: " + requests(startRequests));
 
-      // Each start with and without what it keeps for its first pods: the rehearsal before Ready,
-      // and an archive of kipam's own classes (written by a run that served the same ADDs and
-      // ended normally, mapped by the next start).
-      String rehearsal = "600";
-      Map<String, Double> starts = new LinkedHashMap<>();
-      for (boolean archive : List.of(false, true)) {
-        if (archive) {
-          rig.daemon.kill();
-          rig.daemon.withKipamClassData().start();
-          rig.daemon.awaitReady(rig.kipam, rig.statusPool());
-          assertThat(striped(PODS, i -> rig.add(pool, i).ok() & rig.del(pool, i).ok())).isZero();
-          rig.daemon.close();
-        }
-        for (String calls : List.of(rehearsal, "0")) {
-          rig.daemon.withEnv("KIPAM_REHEARSAL_CALLS", calls);
-          String how =
-              (archive ? "archive of kipam's classes" : "the image's class data (the JDK's only)")
-                  + ", rehearsal of "
-                  + calls
-                  + " calls";
-          starts.put(how, startTo200(rig, pool, how));
+      // The start as the image makes it, and without each thing it keeps for its first pods: the
+      // AOT cache, Java 25 (the runtime of the image before it, Java 17 with the JDK's own class
+      // data), and with the rehearsal it no longer makes. Rounds in an order drawn from the seed,
+      // so that a slow moment of the machine does not fall on one variant only.
+      Map<String, Runnable> variants = new LinkedHashMap<>();
+      variants.put(
+          "the image (Java 25, its AOT cache)",
+          () -> rig.daemon.asImage(image, true).withEnv("KIPAM_REHEARSAL_CALLS", "0"));
+      variants.put(
+          "the image without its AOT cache",
+          () -> rig.daemon.asImage(image, false).withEnv("KIPAM_REHEARSAL_CALLS", "0"));
+      variants.put(
+          "the image with a rehearsal of 600 calls before Ready",
+          () -> rig.daemon.asImage(image, true).withEnv("KIPAM_REHEARSAL_CALLS", "600"));
+      variants.put(
+          "Java 17 and the JDK's class data only (the image before)",
+          () ->
+              rig.daemon
+                  .notAsImage()
+                  .withTheImagesClassData()
+                  .withEnv("KIPAM_REHEARSAL_CALLS", "0"));
+      long seed = Long.getLong("kipam.seed", System.nanoTime());
+      java.util.Random random = new java.util.Random(seed);
+      System.out.printf("start variants: %d rounds, order from seed %d%n", ROUNDS, seed);
+      Map<String, List<Double>> starts = new LinkedHashMap<>();
+      variants.keySet().forEach(how -> starts.put(how, new ArrayList<>()));
+      for (int round = 1; round <= ROUNDS; round++) {
+        List<String> order = new ArrayList<>(variants.keySet());
+        java.util.Collections.shuffle(order, random);
+        for (String how : order) {
+          variants.get(how).run();
+          starts.get(how).add(startTo200(rig, pool, how + ", round " + round));
           assertThat(striped(PODS, i -> rig.del(pool, i).ok())).as("failed DELs").isZero();
         }
       }
       rig.daemon
+          .asImage(image, true)
           .withEnv("KIPAM_REHEARSAL_CALLS", String.valueOf(NodeSettings.DEFAULT_REHEARSAL_CALLS))
           .kill();
       rig.daemon.start();
@@ -172,23 +303,46 @@ public class NodeStartupBenchmark {
       assertThat(warm.failed()).as("failed ADDs, warm").isZero();
       System.out.println(
           "  " + byThread("the same ADDs, warm", threadsBeforeWarm, ProcessCpu.byThread(pid)));
+      Phase warm17 = warmOnJava17(rig, pool);
+      System.out.println(
+          "warm on Java 17 (the image before), the same ADDs after as many pairs: "
+              + warm17.describe("the same")
+              + "; the image's warm daemon took "
+              + String.format("%.2f s", warm.seconds()));
+      rig.daemon.asImage(image, true).kill(); // the memory phase starts it again
       starts.forEach(
-          (how, seconds) ->
-              System.out.printf(
-                  "start to %d served, %s: %.2f s, %.2fx the warm daemon's %.2f s%n",
-                  PODS, how, seconds, seconds / warm.seconds(), warm.seconds()));
+          (how, seconds) -> {
+            List<Double> sorted = seconds.stream().sorted().toList();
+            double median = sorted.get(sorted.size() / 2);
+            System.out.printf(
+                "start to %d served, %s: median %.2f s of %d (%.2f to %.2f), %.2fx the warm"
+                    + " daemon's %.2f s%n",
+                PODS,
+                how,
+                median,
+                sorted.size(),
+                sorted.get(0),
+                sorted.get(sorted.size() - 1),
+                median / warm.seconds(),
+                warm.seconds());
+          });
 
+      whereaboutsFirst200(client, controlPlane, processes, rig);
       if (!MEMORY) {
         return;
       }
-      // The memory phase: thousands of cycles, the write budget raised so they take minutes.
+      // The memory phase: thousands of cycles, the write budget raised so they take minutes, in a
+      // memory cgroup limited as the DaemonSet limits kipam-node's container; 110 live pods over
+      // 20 pools.
       rig.daemon.kill();
       SETTINGS.forEach(rig.daemon::withEnv);
-      rig.daemon.withTheImagesClassData().start();
+      long limit = daemonSetMemoryLimit();
+      rig.daemon.inMemoryCgroup(limit).start();
       rig.daemon.awaitReady(rig.kipam, rig.statusPool());
       pid = rig.daemon.pid();
-      assertThat(striped(PODS - LIVE_PODS, k -> rig.del(pool, LIVE_PODS + k).ok()))
-          .as("failed DELs")
+      assertThat(striped(PODS, k -> rig.del(pool, k).ok())).as("failed DELs").isZero();
+      assertThat(striped(LIVE_PODS, k -> rig.add(memoryPools.get(k % POOLS), k).ok()))
+          .as("failed ADDs of the live pods")
           .isZero();
       long start = System.nanoTime();
       int failedCycles =
@@ -196,11 +350,18 @@ public class NodeStartupBenchmark {
               CYCLES,
               c -> {
                 int pod = PODS + c % CHURN_PODS; // a worker's cycles keep to its own pods
-                return rig.add(pool, pod).ok() & rig.del(pool, pod).ok();
+                String its = memoryPools.get(pod % POOLS);
+                return rig.add(its, pod).ok() & rig.del(its, pod).ok();
               });
       double churnSeconds = (System.nanoTime() - start) / 1e9;
       assertThat(failedCycles).as("failed ADD/DEL cycles").isZero();
       memory(pid, churnSeconds);
+      Map<String, Long> cgroup = rig.daemon.cgroupMemory();
+      System.out.printf(
+          "  in a memory cgroup limited to %d MiB, as config/node/daemonset.yaml limits kipam-node:"
+              + " working set %.0f MiB (usage less inactive file pages, what kubelet compares with"
+              + " the limit), usage %.0f MiB%n",
+          limit >> 20, cgroup.get("workingSet") / 1048576.0, cgroup.get("usage") / 1048576.0);
     }
   }
 
@@ -298,6 +459,27 @@ public class NodeStartupBenchmark {
     }
   }
 
+  /**
+   * The warm phase again on the runtime of the image before (Java 17, the JDK's class data only):
+   * so that a steady-state cost of the image's runtime would show beside its faster start.
+   */
+  private static Phase warmOnJava17(NodeRig rig, String pool) throws Exception {
+    assertThat(striped(PODS, i -> rig.del(pool, i).ok())).as("failed DELs").isZero();
+    rig.daemon.notAsImage().withTheImagesClassData().kill();
+    rig.daemon.start();
+    rig.daemon.awaitReady(rig.kipam, rig.statusPool());
+    ProcessCpu cpu = new ProcessCpu(Map.of("kipam-node", List.of(rig.daemon.pid())));
+    assertThat(
+            striped(
+                WARM_UP_PAIRS, k -> rig.add(pool, k % PODS).ok() & rig.del(pool, k % PODS).ok()))
+        .as("failed ADD/DEL pairs on Java 17")
+        .isZero();
+    Thread.sleep(3000);
+    Phase warm = adds(rig, pool, cpu);
+    assertThat(warm.failed()).as("failed ADDs, warm on Java 17").isZero();
+    return warm;
+  }
+
   /** ADD of pods 0 to 199, {@link #AT_ONCE} at a time. */
   private static Phase adds(NodeRig rig, String pool, ProcessCpu cpu) throws Exception {
     ProcessCpu.Snapshot before = cpu.snapshot();
@@ -358,7 +540,7 @@ public class NodeStartupBenchmark {
     }
     System.out.println("  threads by name: " + ProcessCpu.threadCounts(pid));
     jcmd(pid, "GC.run");
-    System.out.println("  " + heapInUse(jcmd(pid, "GC.heap_info")));
+    System.out.println("  " + heapInUse(jcmd(pid, "GC.heap_info"), jcmd(pid, "VM.metaspace")));
     System.out.println("  what the heap holds after a full GC, the largest classes:");
     List<String> histogram = jcmd(pid, "GC.class_histogram").lines().skip(3).toList();
     histogram.stream().limit(12).forEach(line -> System.out.println("    " + line.strip()));
@@ -405,12 +587,12 @@ public class NodeStartupBenchmark {
       out.append(
           String.format(
               " %s generation %.1f committed (%.1f used),",
-              g.group(1).equals("new") ? "young" : "old",
+              g.group(1).equalsIgnoreCase("new") ? "young" : "old",
               Long.parseLong(g.group(2)) / 1024.0,
               Long.parseLong(g.group(3)) / 1024.0));
     }
     out.append(String.format(" heap %.1f committed;", committed));
-    Matcher m = METASPACE.matcher(heap);
+    Matcher m = METASPACE.matcher(heap + jcmd(pid, "VM.metaspace"));
     if (m.find()) {
       out.append(
           String.format(
@@ -463,8 +645,13 @@ public class NodeStartupBenchmark {
     return out.append(String.format(" the rest %.1f", rest)).toString();
   }
 
+  /**
+   * A generation of the serial collector: "def new generation" and "tenured generation" up to Java
+   * 21, "DefNew" and "Tenured" since; group 1 "new" or "tenured".
+   */
   private static final Pattern GENERATION =
-      Pattern.compile("(new|tenured) generation\\s+total (\\d+)K, used (\\d+)K");
+      Pattern.compile("(?i)(?:def )?(new|tenured)(?: generation)?\\s+total (\\d+)K, used (\\d+)K");
+
   private static final Pattern METASPACE =
       Pattern.compile("Metaspace\\s+used (\\d+)K, committed (\\d+)K");
 
@@ -473,17 +660,22 @@ public class NodeStartupBenchmark {
    * what the heap holds.
    */
   private static String heapInUse(String info) {
+    return heapInUse(info, "");
+  }
+
+  /** As {@link #heapInUse(String)}, metaspace from {@code metaspace} where the heap has none. */
+  private static String heapInUse(String info, String metaspace) {
     StringBuilder out = new StringBuilder("after a full GC:");
     Matcher g = GENERATION.matcher(info);
     while (g.find()) {
       out.append(
           String.format(
               " %s generation %.1f MiB used of %.1f,",
-              g.group(1).equals("new") ? "young" : "old",
+              g.group(1).equalsIgnoreCase("new") ? "young" : "old",
               Long.parseLong(g.group(3)) / 1024.0,
               Long.parseLong(g.group(2)) / 1024.0));
     }
-    Matcher m = METASPACE.matcher(info);
+    Matcher m = METASPACE.matcher(info + metaspace);
     if (m.find()) {
       out.append(
           String.format(

@@ -33,6 +33,10 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   private final Map<String, String> env = new HashMap<>();
   private final List<String> callerOptions = new ArrayList<>();
   private boolean sharesKipamClassData = true;
+  private io.kipam.testing.ImageTarball image;
+  private boolean imageCache;
+  private long memoryLimit;
+  private Path cgroup;
   private Process process;
   private long startedAt;
   private Path dumping;
@@ -104,6 +108,113 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     return self();
   }
 
+  /**
+   * The program's next starts run as its image runs them: the image's runtime (Java 25), jars,
+   * entrypoint options and environment, where the image lies unpacked; with the image's AOT cache
+   * of its start or without it ({@code -XX:AOTMode=off}). The subclass's environment and the
+   * caller's options and variables still apply. For benchmarks of what a node gets.
+   */
+  public T asImage(io.kipam.testing.ImageTarball image, boolean withItsAotCache) {
+    this.image = image;
+    this.imageCache = withItsAotCache;
+    return self();
+  }
+
+  /**
+   * The program's next starts run in a memory cgroup of their own, under this JVM's, limited to
+   * {@code bytes} as a container's memory limit limits it (the JVM sees the limit, and the kernel
+   * reclaims and kills by it); 0 for none. For a benchmark of memory as a DaemonSet's limit leaves
+   * it. Needs write access to the cgroup file system (root).
+   */
+  public T inMemoryCgroup(long bytes) {
+    this.memoryLimit = bytes;
+    return self();
+  }
+
+  /**
+   * The cgroup's memory now (of the last start, see {@link #inMemoryCgroup}), in bytes: {@code
+   * usage} (resident memory and page cache charged to it) and {@code workingSet}, the usage less
+   * inactive file pages, which kubelet compares with the container's limit.
+   */
+  public Map<String, Long> cgroupMemory() throws IOException {
+    boolean v2 = Files.exists(cgroup.resolve("memory.current"));
+    long usage =
+        Long.parseLong(
+            Files.readString(cgroup.resolve(v2 ? "memory.current" : "memory.usage_in_bytes"))
+                .trim());
+    long inactiveFile = 0;
+    for (String line : Files.readAllLines(cgroup.resolve("memory.stat"))) {
+      String[] parts = line.split(" ");
+      if (parts[0].equals(v2 ? "inactive_file" : "total_inactive_file")) {
+        inactiveFile = Long.parseLong(parts[1]);
+      }
+    }
+    return Map.of("usage", usage, "workingSet", usage - inactiveFile, "limit", memoryLimit);
+  }
+
+  /** A new memory cgroup under this JVM's, limited to {@link #memoryLimit}: v1 or v2. */
+  private Path newCgroup() throws IOException {
+    String v1 = null;
+    String v2 = null;
+    for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+      String[] parts = line.split(":", 3);
+      if (java.util.Arrays.asList(parts[1].split(",")).contains("memory")) {
+        v1 = parts[2];
+      } else if (parts[0].equals("0") && parts[1].isEmpty()) {
+        v2 = parts[2];
+      }
+    }
+    String name = "kipam-" + log.getFileName() + "-" + System.nanoTime();
+    Path dir;
+    if (v1 != null) {
+      dir = Path.of("/sys/fs/cgroup/memory" + v1).resolve(name);
+      Files.createDirectory(dir);
+      Files.writeString(dir.resolve("memory.limit_in_bytes"), Long.toString(memoryLimit));
+    } else {
+      dir = Path.of("/sys/fs/cgroup" + v2).resolve(name);
+      Files.createDirectory(dir);
+      Files.writeString(dir.resolve("memory.max"), Long.toString(memoryLimit));
+    }
+    return dir;
+  }
+
+  /** The program's next starts run on the test's JVM and jars again (see {@link #asImage}). */
+  public T notAsImage() {
+    this.image = null;
+    return self();
+  }
+
+  /**
+   * The image's entrypoint ({@code java OPTIONS -cp @/app/jib-classpath-file MAIN}) with the
+   * image's paths where it lies unpacked, and the harness's and caller's options after the image's.
+   */
+  private List<String> imageCommand() throws IOException {
+    List<String> entrypoint = new ArrayList<>();
+    image.config().at("/config/Entrypoint").forEach(word -> entrypoint.add(word.asText()));
+    int cp = entrypoint.indexOf("-cp");
+    List<String> command = new ArrayList<>();
+    command.add(image.file(entrypoint.get(0)).toString());
+    for (String option : entrypoint.subList(1, cp)) {
+      if (!option.startsWith("-XX:AOTCache=")) {
+        command.add(option);
+      } else if (imageCache) {
+        command.add("-XX:AOTCache=" + image.file(option.substring("-XX:AOTCache=".length())));
+      } else {
+        command.add("-XX:AOTMode=off");
+      }
+    }
+    command.addAll(extraOptions());
+    command.addAll(callerOptions);
+    List<String> classpath = new ArrayList<>();
+    for (String entry : Files.readString(image.file("/app/jib-classpath-file")).trim().split(":")) {
+      classpath.add(image.file(entry).toString());
+    }
+    command.add("-cp");
+    command.add(String.join(":", classpath));
+    command.add(entrypoint.get(cp + 2));
+    return command;
+  }
+
   /** Sets a variable of the program's environment for its next start. */
   public T withEnv(String name, String value) {
     env.put(name, value);
@@ -166,6 +277,9 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   public T start() {
     try {
       List<String> command = new ArrayList<>();
+      if (image != null) {
+        return launch(imageCommand(), imageEnvironment());
+      }
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx256m");
       // The collector the JVM picks in kipam's containers, whose memory limits (config/) are
@@ -182,19 +296,53 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
       command.add("-cp");
       command.add(classpath);
       command.add(mainClass());
-      ProcessBuilder builder = new ProcessBuilder(command);
-      builder.environment().putAll(environment());
-      builder.environment().putAll(env);
-      startedAt = System.nanoTime();
-      process =
-          builder
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-              .start();
-      return self();
+      return launch(command, Map.of());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  private T launch(List<String> command, Map<String, String> base) throws IOException {
+    if (memoryLimit > 0) {
+      cgroup = newCgroup();
+      List<String> inCgroup = new ArrayList<>();
+      inCgroup.addAll(
+          List.of(
+              "/bin/sh",
+              "-c",
+              "echo $$ > '" + cgroup.resolve("cgroup.procs") + "' && exec \"$@\"",
+              "sh"));
+      inCgroup.addAll(command);
+      command = inCgroup;
+    }
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().putAll(base);
+    builder.environment().putAll(environment());
+    builder.environment().putAll(env);
+    startedAt = System.nanoTime();
+    process =
+        builder
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .start();
+    return self();
+  }
+
+  /** The image's environment, its paths where it lies unpacked. */
+  private Map<String, String> imageEnvironment() {
+    Map<String, String> variables = new HashMap<>();
+    image
+        .config()
+        .at("/config/Env")
+        .forEach(
+            variable -> {
+              String text = variable.asText();
+              int equals = text.indexOf('=');
+              variables.put(text.substring(0, equals), text.substring(equals + 1));
+            });
+    variables.put("JAVA_HOME", image.file("/opt/java").toString());
+    variables.put("PATH", image.file("/opt/java/bin") + ":/usr/bin:/bin");
+    return variables;
   }
 
   /**
@@ -305,6 +453,19 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   public void kill() throws InterruptedException {
     process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     forgetDump();
+    dropCgroup();
+  }
+
+  /** Removes the memory cgroup of an ended start (see {@link #inMemoryCgroup}). */
+  private void dropCgroup() {
+    if (cgroup != null && !process.isAlive()) {
+      try {
+        Files.deleteIfExists(cgroup);
+        cgroup = null;
+      } catch (IOException e) {
+        // still in use for a moment: the kernel frees it with the last process
+      }
+    }
   }
 
   @Override
@@ -315,6 +476,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
       keepArchive();
+      dropCgroup();
     }
   }
 }

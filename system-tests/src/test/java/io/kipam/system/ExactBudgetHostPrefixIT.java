@@ -12,6 +12,7 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
@@ -33,9 +34,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A host-prefix pool sized exactly, over more nodes than addresses: a /28 in /32 blocks (14
  * assignable addresses) used by 20 nodes. Fourteen nodes take one address each; once all are
- * released, pods on the six nodes that never held one get every one of the 14 (retried on code 100
- * as a runtime retries, for up to 60 s), none held twice, each in a host-prefix block of its own
- * node. Real kipam-operator and kipam-node processes; pods in three namespaces.
+ * released, pods on the six nodes that never held one get every one of the 14 (retried on "try
+ * again later", code 11, as a runtime retries, for up to 60 s: while the pool has free addresses a
+ * node that cannot reach one yet says so, and "no address left", 100, would be false), none held
+ * twice, each in a host-prefix block of its own node. Real kipam-operator and kipam-node processes;
+ * pods in three namespaces.
  */
 @WithControlPlane
 class ExactBudgetHostPrefixIT {
@@ -148,7 +151,9 @@ class ExactBudgetHostPrefixIT {
                 () -> {
                   List<CniCall.Outcome> mine = new ArrayList<>();
                   for (int i = 1; i <= pods; i++) {
-                    mine.add(node.addRetried(List.of(pool), i, RUNTIME_RETRIES));
+                    mine.add(
+                        node.addRetried(
+                            List.of(pool), i, RUNTIME_RETRIES, RuntimeRetries.TRY_AGAIN_LATER));
                   }
                   return mine;
                 }));
@@ -162,8 +167,8 @@ class ExactBudgetHostPrefixIT {
       }
       System.out.printf(
           "exact host-prefix pool: %d of 14 addresses reached pods on %d nodes that never held"
-              + " one%n",
-          ok, newcomers.size());
+              + " one; their answers by code on the way (0 a success, 100 none yet): %s%n",
+          ok, newcomers.size(), RuntimeRetries.seenBy(newcomers));
     } finally {
       callers.shutdownNow();
     }

@@ -14,6 +14,7 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
@@ -188,18 +189,21 @@ class PoolDemandIT {
     try {
       System.out.printf(
           "the donor's daemon on %s is SIGSTOPped after its first sub-claim%n", stopped.node);
-      CniCall.Outcome served = newcomer.addRetried(List.of(pool), 0, RESTARTED_WITHIN);
+      CniCall.Outcome served =
+          newcomer.addRetried(List.of(pool), 0, RESTARTED_WITHIN, RuntimeRetries.TRY_AGAIN_LATER);
       assertThat(served.ok()).as(served.stdout() + " (operator log " + operator.log + ")").isTrue();
       System.out.printf(
           "a newcomer was served %.1f s after its first ADD, the donor still stopped%n",
           (System.nanoTime() - start) / 1e9);
       NodeRig second = processes.node(pool, DAEMON);
       for (int i = 0; i < 2; i++) {
-        CniCall.Outcome o = second.addRetried(List.of(pool), i, WITHIN);
+        CniCall.Outcome o =
+            second.addRetried(List.of(pool), i, WITHIN, RuntimeRetries.TRY_AGAIN_LATER);
         assertThat(o.ok()).as("another newcomer: " + o.stdout()).isTrue();
       }
       for (NodeRig rig : others) {
-        CniCall.Outcome o = rig.addRetried(List.of(pool), 3, WITHIN);
+        CniCall.Outcome o =
+            rig.addRetried(List.of(pool), 3, WITHIN, RuntimeRetries.TRY_AGAIN_LATER);
         assertThat(o.ok()).as(rig.node + ": " + o.stdout()).isTrue();
       }
       List<IPAddress> held = Cluster.addresses(client, pool);
@@ -303,7 +307,8 @@ class PoolDemandIT {
         .contains("\"code\":11,")
         .contains("free addresses, none of them reachable from node");
 
-    CniCall.Outcome served = newcomer.addRetried(List.of(pool), 4, WITHIN);
+    CniCall.Outcome served =
+        newcomer.addRetried(List.of(pool), 4, WITHIN, RuntimeRetries.TRY_AGAIN_LATER);
 
     assertThat(served.ok()).as(served.stdout() + " (operator log " + operator.log + ")").isTrue();
     System.out.printf(

@@ -93,6 +93,25 @@ public final class Fixtures {
   }
 
   /**
+   * A Pod named {@code name} bound to {@code node}, its image never pulled: with no kubelet it
+   * never runs, but it owns its addresses. To be given more before it is created.
+   */
+  public static io.fabric8.kubernetes.api.model.PodBuilder podOn(String name, String node) {
+    return new io.fabric8.kubernetes.api.model.PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .withNodeName(node)
+        .withAutomountServiceAccountToken(false)
+        .addNewContainer()
+        .withName("main")
+        .withImage("registry.invalid/never-pulled:1")
+        .endContainer()
+        .endSpec();
+  }
+
+  /**
    * Registers a Node object as a kubelet would, Ready and with room for pods. With no kubelet and
    * no node lifecycle controller, two things are done by hand: the Ready condition is written to
    * the status, and the {@code node.kubernetes.io/not-ready} taint that admission puts on every new

@@ -44,6 +44,20 @@ public record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
     return new ImageTarball(manifest, config, root);
   }
 
+  /**
+   * The image's classpath ({@code /app/jib-classpath-file}) with each entry where it lies unpacked,
+   * joined with ':' for {@code -cp}: a JVM maps an AOT cache made for the image's paths from
+   * another directory holding the same jars.
+   */
+  public String unpackedClasspath() throws IOException {
+    String file = Files.readString(file("/app/jib-classpath-file"), StandardCharsets.UTF_8);
+    StringBuilder classpath = new StringBuilder();
+    for (String entry : file.trim().split(":")) {
+      classpath.append(classpath.length() == 0 ? "" : ":").append(file(entry));
+    }
+    return classpath.toString();
+  }
+
   /** A path of the image ({@code /app/...}) where it lies unpacked. */
   public Path file(String absolutePath) {
     return root.resolve(absolutePath.substring(1));

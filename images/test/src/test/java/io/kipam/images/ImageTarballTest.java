@@ -87,7 +87,9 @@ class ImageTarballTest {
       // node image's own jar, which names the image, in /app/classpath: Jib's packaged mode).
       List<String> jars =
           classpath(image).stream().filter(e -> e.startsWith("/app/libs/")).toList();
-      assertThat(jars).isNotEmpty();
+      assertThat(jars)
+          .as("both programs need kipam's runtime support")
+          .contains("/app/libs/kipam-runtime-" + VERSION + ".jar");
       for (String jar : jars) {
         assertThat(image.file(jar)).as("classpath entry %s", jar).isRegularFile();
       }
@@ -143,8 +145,7 @@ class ImageTarballTest {
   @Test
   void theNodeImagesClasspathRunsCniInstallerWhichInstallsTheImagesKipam() throws Exception {
     Path bin = unpacked.resolve("host/opt/cni/bin");
-    String classpath =
-        String.join(":", classpath(node).stream().map(e -> node.file(e).toString()).toList());
+    String classpath = node.unpackedClasspath();
 
     String output =
         run(
@@ -174,8 +175,7 @@ class ImageTarballTest {
   @Test
   void theNodeImagesRuntimeMapsTheAotCacheOfItsStart() throws Exception {
     assertThat(node.file("/app/kipam-node.aot")).isRegularFile();
-    String classpath =
-        String.join(":", classpath(node).stream().map(e -> node.file(e).toString()).toList());
+    String classpath = node.unpackedClasspath();
 
     String output =
         run(

@@ -1,7 +1,6 @@
 package io.kipam.system.harness;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,20 +15,39 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What happens around a test's own pods: ordinary pods of the pool, ADD then DEL, on every rig in
- * its namespaces, and a sample of every IPAddress of the pool every 200 ms, recording any address
- * held by two objects at once.
+ * its namespaces, and a sample of every IPAddress of the cluster every 200 ms (every pool, every
+ * namespace), recording any address held by two objects at once in one network (the same address in
+ * two networks is two addresses). A sample the API server does not answer is an error the check
+ * fails on: a checker that skips what it cannot read would report "none held twice" for samples it
+ * never took. The check says how many samples it took.
  */
 public final class ChurnAndSample implements AutoCloseable {
 
   private final KubernetesClient client;
+
+  /**
+   * The sampler's own client, which tries no request again: the test's client retries a failed
+   * request for up to a minute and more, and so would turn an unanswered sample into a late one.
+   */
+  private final KubernetesClient sampler;
+
   private final String pool;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicInteger churned = new AtomicInteger();
-  private final List<String> duplicates = new CopyOnWriteArrayList<>();
+  private final CopyOnWriteArrayList<String> duplicates = new CopyOnWriteArrayList<>();
+  private final List<String> errors = new CopyOnWriteArrayList<>();
+  private final AtomicInteger samples = new AtomicInteger();
   private final ExecutorService threads;
 
   private ChurnAndSample(KubernetesClient client, String pool, List<NodeRig> rigs) {
     this.client = client;
+    this.sampler =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(
+                new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration())
+                    .withRequestRetryBackoffLimit(0)
+                    .build())
+            .build();
     this.pool = pool;
     this.threads = Executors.newFixedThreadPool(rigs.size() + 1);
     for (NodeRig rig : rigs) {
@@ -73,30 +91,53 @@ public final class ChurnAndSample implements AutoCloseable {
   private void sample() {
     while (!stop.get()) {
       try {
-        Map<String, List<String>> byIp = new HashMap<>();
-        for (IPAddress a :
-            client
-                .resources(IPAddress.class)
-                .inAnyNamespace()
-                .withLabel(ApiConstants.LABEL_POOL, pool)
-                .list()
-                .getItems()) {
-          byIp.computeIfAbsent(a.getSpec().getIp(), x -> new ArrayList<>())
-              .add(a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName());
-        }
-        byIp.forEach(
-            (ip, holders) -> {
-              if (holders.size() > 1) {
-                duplicates.add(ip + " " + holders);
-              }
-            });
+        heldTwice(sampler.resources(IPAddress.class).inAnyNamespace().list().getItems())
+            .forEach(duplicates::addIfAbsent);
+        samples.incrementAndGet();
+      } catch (RuntimeException e) {
+        errors.add(e.toString());
+      }
+      try {
         Thread.sleep(200);
       } catch (InterruptedException e) {
         return;
-      } catch (RuntimeException e) {
-        // The API server is busy: the next sample looks again.
       }
     }
+  }
+
+  /**
+   * Each address of {@code addresses} held by more than one of them in one network, with its
+   * holders.
+   */
+  static List<String> heldTwice(List<IPAddress> addresses) {
+    Map<String, List<String>> byAddress = new HashMap<>();
+    for (IPAddress a : addresses) {
+      byAddress
+          .computeIfAbsent(
+              a.getSpec().getNetwork() + " " + a.getSpec().getIp(), x -> new ArrayList<>())
+          .add(
+              a.getMetadata().getNamespace()
+                  + "/"
+                  + (a.getSpec().getPod() == null
+                      ? a.getMetadata().getName()
+                      : a.getSpec().getPod().getName())
+                  + " (pool "
+                  + a.getSpec().getPool()
+                  + ")");
+    }
+    List<String> twice = new ArrayList<>();
+    byAddress.forEach(
+        (address, holders) -> {
+          if (holders.size() > 1) {
+            twice.add(address + " " + holders);
+          }
+        });
+    return twice;
+  }
+
+  /** The samples taken so far. */
+  public int samples() {
+    return samples.get();
   }
 
   /**
@@ -106,16 +147,28 @@ public final class ChurnAndSample implements AutoCloseable {
   public void closeAndCheck(String test, ChurnAndSample... others) throws InterruptedException {
     close();
     List<String> all = new ArrayList<>(duplicates);
+    List<String> failed = new ArrayList<>(errors);
+    int taken = samples.get();
     for (ChurnAndSample other : others) {
       other.close();
       all.addAll(other.duplicates());
+      failed.addAll(other.errors);
+      taken += other.samples();
     }
     System.out.println(
         test
             + ": "
             + churned.get()
-            + " ordinary ADD/DEL pairs churned meanwhile; addresses held twice: "
+            + " ordinary ADD/DEL pairs churned meanwhile; "
+            + taken
+            + " samples of every IPAddress, "
+            + failed.size()
+            + " not answered; addresses held twice: "
             + all);
+    org.assertj.core.api.Assertions.assertThat(failed)
+        .as("samples the API server did not answer (each one unchecked)")
+        .isEmpty();
+    org.assertj.core.api.Assertions.assertThat(taken).as("samples taken").isPositive();
     org.assertj.core.api.Assertions.assertThat(all)
         .as("addresses held by two IPAddresses at once")
         .isEmpty();
@@ -144,5 +197,6 @@ public final class ChurnAndSample implements AutoCloseable {
     stop.set(true);
     threads.shutdown();
     threads.awaitTermination(90, TimeUnit.SECONDS);
+    sampler.close();
   }
 }

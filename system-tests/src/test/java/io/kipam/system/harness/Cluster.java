@@ -172,18 +172,7 @@ public final class Cluster {
 
   /** A Pod named {@code name} bound to {@code node}, to be given more before it is created. */
   public static PodBuilder podOn(String name, String node) {
-    return new PodBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .endMetadata()
-        .withNewSpec()
-        .withNodeName(node)
-        .withAutomountServiceAccountToken(false)
-        .addNewContainer()
-        .withName("main")
-        .withImage("registry.invalid/never-pulled:1")
-        .endContainer()
-        .endSpec();
+    return io.kipam.testing.Fixtures.podOn(name, node);
   }
 
   public static String config(String version, String socket, String... pools) {

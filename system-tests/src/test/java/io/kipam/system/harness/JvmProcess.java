@@ -205,12 +205,8 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     }
     command.addAll(extraOptions());
     command.addAll(callerOptions);
-    List<String> classpath = new ArrayList<>();
-    for (String entry : Files.readString(image.file("/app/jib-classpath-file")).trim().split(":")) {
-      classpath.add(image.file(entry).toString());
-    }
     command.add("-cp");
-    command.add(String.join(":", classpath));
+    command.add(image.unpackedClasspath());
     command.add(entrypoint.get(cp + 2));
     return command;
   }

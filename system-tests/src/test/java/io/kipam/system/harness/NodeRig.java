@@ -30,6 +30,7 @@ public final class NodeRig implements AutoCloseable {
   private final List<String> namespaces;
   private final Map<Integer, Pod> pods = new java.util.concurrent.ConcurrentHashMap<>();
   private final String statusPool;
+  private final RuntimeRetries retries = new RuntimeRetries();
 
   private NodeRig(
       KubernetesClient client,
@@ -182,22 +183,27 @@ public final class NodeRig implements AutoCloseable {
   }
 
   /**
-   * ADD for pod {@code i}, retried on "no address left" (code 100) and "try again later" (code 11:
-   * the daemon cannot be reached or is not ready, as while it starts again) for up to {@code
-   * within}, as a runtime retries a sandbox; returns the last answer. While other nodes race for
-   * the same addresses, or a block or address is on its way to this node, one ADD may find none.
+   * ADD for pod {@code i}, tried again on "try again later" (11) and "no address left" (100) for up
+   * to {@code within}, as a runtime retries a sandbox; returns the last answer. For subjects where
+   * a node may rightly find no address for a while (a block or address on its way to it from
+   * another node); every answer is counted in {@link #retries}, so the test can say how often it
+   * found none.
    */
   public CniCall.Outcome addRetried(List<String> pools, int i, java.time.Duration within)
       throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    CniCall.Outcome outcome = add(pools, i);
-    while (!outcome.ok()
-        && (outcome.stdout().contains("\"code\":100,") || outcome.stdout().contains("\"code\":11,"))
-        && System.nanoTime() < deadline) {
-      Thread.sleep(300); // a runtime's back-off before it tries the sandbox again
-      outcome = add(pools, i);
-    }
-    return outcome;
+    return addRetried(pools, i, within, RuntimeRetries.TRY_AGAIN_OR_NONE_YET);
+  }
+
+  /** As {@link #addRetried(List, int, java.time.Duration)}, tried again only on {@code retried}. */
+  public CniCall.Outcome addRetried(
+      List<String> pools, int i, java.time.Duration within, java.util.Set<Integer> retried)
+      throws InterruptedException {
+    return retries.call(() -> add(pools, i), retried, within);
+  }
+
+  /** This rig's answers to {@link #addRetried}, by code, the ones tried again included. */
+  public RuntimeRetries retries() {
+    return retries;
   }
 
   public CniCall.Outcome del(String pool, int i) {

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
@@ -167,20 +166,7 @@ public final class AotTraining {
     return client
         .pods()
         .inNamespace(namespace)
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .withNamespace(namespace)
-                .endMetadata()
-                .withNewSpec()
-                .withNodeName(NODE)
-                .addNewContainer()
-                .withName("c")
-                .withImage("registry.invalid/pause")
-                .endContainer()
-                .endSpec()
-                .build())
+        .resource(Fixtures.podOn(name, NODE).build())
         .create();
   }
 
@@ -202,12 +188,7 @@ public final class AotTraining {
         command.add("-XX:AOTCacheOutput=" + cache);
         cacheOption = true;
       } else if (word.equals("@/app/jib-classpath-file")) {
-        List<String> entries = new ArrayList<>();
-        for (String entry :
-            Files.readString(image.file("/app/jib-classpath-file")).trim().split(":")) {
-          entries.add(image.file(entry).toString());
-        }
-        command.add(String.join(":", entries));
+        command.add(image.unpackedClasspath());
       } else {
         command.add(word);
       }

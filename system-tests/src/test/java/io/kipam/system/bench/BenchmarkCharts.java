@@ -40,6 +40,37 @@ public final class BenchmarkCharts {
     System.out.printf("report and charts written to %s%n", dir.toAbsolutePath().normalize());
   }
 
+  /**
+   * A chart of calls served over time, one line a series ({@code name} to each call's finish, in
+   * seconds), written as a PNG to {@code file}; the time axis logarithmic, so that a start of
+   * seconds fits beside one of tens of seconds.
+   */
+  public static void served(
+      Path file, String title, String timeAxis, java.util.Map<String, List<Double>> series)
+      throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    Files.createDirectories(file.getParent());
+    XYSeriesCollection data = new XYSeriesCollection();
+    series.forEach(
+        (name, finished) -> {
+          List<Double> sorted = new ArrayList<>(finished);
+          Collections.sort(sorted);
+          XYSeries done = new XYSeries(name);
+          for (int i = 0; i < sorted.size(); i++) {
+            done.add(Math.max(0.05, sorted.get(i)), i + 1);
+          }
+          data.addSeries(done);
+        });
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            title, timeAxis, "served", data, PlotOrientation.VERTICAL, true, false, false);
+    LogAxis time = new LogAxis(timeAxis + ", log scale");
+    time.setNumberFormatOverride(new java.text.DecimalFormat("0.##"));
+    ((XYPlot) chart.getPlot()).setDomainAxis(time);
+    ChartUtils.saveChartAsPNG(file.toFile(), chart, 960, 560);
+    System.out.printf("chart written to %s%n", file.toAbsolutePath().normalize());
+  }
+
   private static JFreeChart latencyCdf(List<Series> series) {
     XYSeriesCollection data = new XYSeriesCollection();
     for (Series s : series) {

@@ -102,6 +102,7 @@ public class NodeStartupBenchmark {
     java.util.concurrent.atomic.AtomicInteger retries =
         new java.util.concurrent.atomic.AtomicInteger();
     long start = System.nanoTime();
+    List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
     int failed =
         striped(
             PODS,
@@ -112,8 +113,15 @@ public class NodeStartupBenchmark {
                 sleep(100);
                 attempt = whereabouts.add(rig.pod(i), "wb-" + i);
               }
+              served.add((System.nanoTime() - start) / 1e9);
               return attempt.ok();
             });
+    CURVES.put("whereabouts (from its first ADD)", served);
+    BenchmarkCharts.served(
+        Path.of("target", "benchmark-report", "node-startup-first-200.png"),
+        "The first 200 pods, 8 ADDs at once: served over time",
+        "seconds since the process's start (warm and whereabouts: since their first ADD)",
+        CURVES);
     double seconds = (System.nanoTime() - start) / 1e9;
     System.out.printf(
         "whereabouts' first %d (its default settings; no daemon, each call a process of its"
@@ -127,6 +135,13 @@ public class NodeStartupBenchmark {
           return true;
         });
   }
+
+  /**
+   * Each start variant's first round, the warm daemon and whereabouts: when each of the 200 was
+   * served, drawn as one chart.
+   */
+  private static final Map<String, List<Double>> CURVES =
+      java.util.Collections.synchronizedMap(new LinkedHashMap<>());
 
   /** The memory phase's pools: its 110 live pods are spread over them. */
   private static final int POOLS = 20;
@@ -381,6 +396,7 @@ public class NodeStartupBenchmark {
     long pid = rig.daemon.pid();
     java.util.concurrent.atomic.AtomicLong firstServed =
         new java.util.concurrent.atomic.AtomicLong();
+    List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
     int failed =
         striped(
             PODS,
@@ -390,9 +406,12 @@ public class NodeStartupBenchmark {
                 sleep(100);
                 outcome = rig.add(pool, i);
               }
-              firstServed.compareAndSet(0, System.nanoTime());
+              long now = System.nanoTime();
+              firstServed.compareAndSet(0, now);
+              served.add((now - startedAt) / 1e9);
               return outcome.ok();
             });
+    CURVES.putIfAbsent(how.replaceAll(", round \\d+$", ""), served);
     double seconds = (System.nanoTime() - startedAt) / 1e9;
     double cpuSeconds = cpu.since(atStart, seconds).seconds().get("kipam-node");
     assertThat(failed).as("failed ADDs from the start").isZero();
@@ -484,7 +503,16 @@ public class NodeStartupBenchmark {
   private static Phase adds(NodeRig rig, String pool, ProcessCpu cpu) throws Exception {
     ProcessCpu.Snapshot before = cpu.snapshot();
     long start = System.nanoTime();
-    int failed = striped(PODS, i -> rig.add(pool, i).ok());
+    List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
+    int failed =
+        striped(
+            PODS,
+            i -> {
+              boolean ok = rig.add(pool, i).ok();
+              served.add((System.nanoTime() - start) / 1e9);
+              return ok;
+            });
+    CURVES.putIfAbsent("warm (from its first ADD)", served);
     double seconds = (System.nanoTime() - start) / 1e9;
     double cpuSeconds = cpu.since(before, seconds).seconds().get("kipam-node");
     return new Phase(PODS / seconds, cpuSeconds / PODS * 1e3, seconds, failed);

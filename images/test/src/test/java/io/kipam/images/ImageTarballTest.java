@@ -175,20 +175,25 @@ class ImageTarballTest {
   @Test
   void theNodeImagesRuntimeMapsTheAotCacheOfItsStart() throws Exception {
     assertThat(node.file("/app/kipam-node.aot")).isRegularFile();
-    String classpath = node.unpackedClasspath();
+    // The entrypoint's options (the cache holds only for the options it was made with), the
+    // cache where it lies unpacked, and a JVM that stops if it cannot use it.
+    List<String> entrypoint = strings(node.config().at("/config/Entrypoint"));
+    List<String> command = new ArrayList<>(List.of(node.file("/opt/java/bin/java").toString()));
+    for (String option : entrypoint.subList(1, entrypoint.indexOf("-cp"))) {
+      command.add(
+          option.startsWith("-XX:AOTCache=")
+              ? "-XX:AOTCache=" + node.file("/app/kipam-node.aot")
+              : option);
+    }
+    command.addAll(
+        List.of(
+            "-XX:AOTMode=on",
+            "-Xlog:class+load=info",
+            "-cp",
+            node.unpackedClasspath(),
+            "io.kipam.node.NodeDaemon"));
 
-    String output =
-        run(
-            node,
-            2,
-            List.of(
-                node.file("/opt/java/bin/java").toString(),
-                "-XX:AOTCache=" + node.file("/app/kipam-node.aot"),
-                "-XX:AOTMode=on",
-                "-Xlog:class+load=info",
-                "-cp",
-                classpath,
-                "io.kipam.node.NodeDaemon"));
+    String output = run(node, 2, command);
 
     assertThat(output)
         .contains("kipam-node: NODE_NAME is not set")

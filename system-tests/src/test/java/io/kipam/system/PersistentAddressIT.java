@@ -23,6 +23,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
@@ -58,7 +59,14 @@ class PersistentAddressIT {
   @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
-  private static final String NETWORK = "tenant";
+
+  /**
+   * Its own network per test: a pool of each test has the same CIDR, and an earlier test's
+   * addresses may still exist (the pools here are readied by the test, not checked for overlaps by
+   * kipam-operator).
+   */
+  private final String network = Fixtures.uniqueName("tenant");
+
   private static final String IFNAME = "net1";
 
   private final ControlPlane controlPlane = ControlPlane.shared();
@@ -92,9 +100,9 @@ class PersistentAddressIT {
     String namespace = namespaces.get(random.nextInt(namespaces.size()));
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
-    IPAMClaim claim = claim(namespace, "vm-a." + NETWORK, NETWORK, IFNAME, null);
+    IPAMClaim claim = claim(namespace, "vm-a." + network, network, IFNAME, null);
 
-    Pod first = claimPod(order.get(0), namespace, "vm-a-launcher-1", "vm-a." + NETWORK);
+    Pod first = claimPod(order.get(0), namespace, "vm-a-launcher-1", "vm-a." + network);
     String ip = attach(order.get(0), first, "c-first").ip();
     assertClaimStatus(claim, ip, "vm-a-launcher-1");
     IPAddress attached = addressOf(namespace, ip).orElseThrow();
@@ -115,7 +123,7 @@ class PersistentAddressIT {
     assertThat(subClaimOf(ip)).as("the claim's sub-claim stays without a pod").isPresent();
 
     // Re-created on another node, it gets the same address.
-    Pod second = claimPod(order.get(1), namespace, "vm-a-launcher-2", "vm-a." + NETWORK);
+    Pod second = claimPod(order.get(1), namespace, "vm-a-launcher-2", "vm-a." + network);
     assertThat(attach(order.get(1), second, "c-second").ip()).isEqualTo(ip);
     assertClaimStatus(claim, ip, "vm-a-launcher-2");
     assertThat(addressOf(namespace, ip).orElseThrow().getSpec().getNode())
@@ -162,9 +170,9 @@ class PersistentAddressIT {
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
     String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    IPAMClaim claim = claim(namespace, "vm-r." + NETWORK, NETWORK, IFNAME, null);
+    IPAMClaim claim = claim(namespace, "vm-r." + network, network, IFNAME, null);
 
-    Pod first = claimPod(order.get(0), namespace, "vm-r-launcher", "vm-r." + NETWORK);
+    Pod first = claimPod(order.get(0), namespace, "vm-r-launcher", "vm-r." + network);
     assertThat(dualStack(order.get(0), "ADD", first, "c-r", pools).ips())
         .containsExactly("10.212.0.5");
     assertThat(dualStack(order.get(0), "DEL", first, "c-r", pools).ok()).isTrue();
@@ -210,7 +218,7 @@ class PersistentAddressIT {
             .resource(
                 new ConfigMapBuilder().withNewMetadata().withName("vm-b").endMetadata().build())
             .create();
-    IPAMClaim claim = claim(namespace, "vm-b." + NETWORK, NETWORK, IFNAME, vm);
+    IPAMClaim claim = claim(namespace, "vm-b." + network, network, IFNAME, vm);
     int daemonKillAt = 2 + random.nextInt(8);
     int operatorKillAt = 11 + random.nextInt(8);
     System.out.println(
@@ -222,7 +230,7 @@ class PersistentAddressIT {
     for (int cycle = 0; cycle < 20; cycle++) {
       NodeRig rig = rigs.get(random.nextInt(rigs.size()));
       String name = "virt-launcher-vm-b-" + cycle;
-      Pod launcher = claimPod(rig, namespace, name, "vm-b." + NETWORK);
+      Pod launcher = claimPod(rig, namespace, name, "vm-b." + network);
       String container = "c-vm-" + cycle;
       CompletableFuture<CniCall.Outcome> add =
           CompletableFuture.supplyAsync(() -> attach(rig, launcher, container));
@@ -272,17 +280,17 @@ class PersistentAddressIT {
     NodeRig rig = order.get(0);
     String namespace = namespaces.get(0);
     String other = namespaces.get(1);
-    claim(namespace, "ok." + NETWORK, NETWORK, IFNAME, null);
-    claim(namespace, "wrong-net." + NETWORK, "storage", IFNAME, null);
-    claim(namespace, "wrong-if." + NETWORK, NETWORK, "net5", null);
-    claim(other, "elsewhere." + NETWORK, NETWORK, IFNAME, null);
+    claim(namespace, "ok." + network, network, IFNAME, null);
+    claim(namespace, "wrong-net." + network, "storage", IFNAME, null);
+    claim(namespace, "wrong-if." + network, network, "net5", null);
+    claim(other, "elsewhere." + network, network, IFNAME, null);
 
     Map<String, String[]> cases = new HashMap<>();
-    cases.put("ok." + NETWORK + "|nopersist", new String[] {"\"code\":7,", "allowPersistentIPs"});
-    cases.put(other + "/elsewhere." + NETWORK, new String[] {"\"code\":7,", "another namespace"});
-    cases.put("wrong-net." + NETWORK, new String[] {"\"code\":7,", "is for network storage"});
-    cases.put("wrong-if." + NETWORK, new String[] {"\"code\":7,", "is for interface net5"});
-    cases.put("missing." + NETWORK, new String[] {"\"code\":11,", "does not exist"});
+    cases.put("ok." + network + "|nopersist", new String[] {"\"code\":7,", "allowPersistentIPs"});
+    cases.put(other + "/elsewhere." + network, new String[] {"\"code\":7,", "another namespace"});
+    cases.put("wrong-net." + network, new String[] {"\"code\":7,", "is for network storage"});
+    cases.put("wrong-if." + network, new String[] {"\"code\":7,", "is for interface net5"});
+    cases.put("missing." + network, new String[] {"\"code\":11,", "does not exist"});
     int k = 0;
     for (var entry : cases.entrySet()) {
       boolean persist = !entry.getKey().endsWith("|nopersist");
@@ -317,14 +325,14 @@ class PersistentAddressIT {
     assertThat(addressesOfPod(namespace, "bad-json")).isEmpty();
 
     // Attached to a running pod on one node, the claim's address is refused to a second pod.
-    Pod running = claimPod(rig, namespace, "ok-1", "ok." + NETWORK);
+    Pod running = claimPod(rig, namespace, "ok-1", "ok." + network);
     String ip = attach(rig, running, "c-ok-1").ip();
     NodeRig second = order.get(1);
-    Pod migrating = claimPod(second, namespace, "ok-2", "ok." + NETWORK);
+    Pod migrating = claimPod(second, namespace, "ok-2", "ok." + network);
     CniCall.Outcome inUse = call(second, "ADD", migrating, "c-ok-2", true);
     assertThat(inUse.stdout())
         .contains("\"code\":103,")
-        .contains("IPAMClaim " + namespace + "/ok." + NETWORK)
+        .contains("IPAMClaim " + namespace + "/ok." + network)
         .contains("attached to pod " + namespace + "/ok-1")
         .contains("live migration is not supported");
     assertThat(addressesOfPod(namespace, "ok-2")).isEmpty();
@@ -365,7 +373,7 @@ class PersistentAddressIT {
   private Pod claimPod(NodeRig rig, String namespace, String name, String claimReference) {
     String selection =
         "[{\"name\":\""
-            + NETWORK
+            + network
             + "\",\"interface\":\""
             + IFNAME
             + "\",\"ipam-claim-reference\":\""
@@ -385,7 +393,7 @@ class PersistentAddressIT {
 
   private String config(boolean allowPersistentIPs, NodeRig rig, List<String> pools) {
     return "{\"cniVersion\":\"1.1.0\",\"name\":\""
-        + NETWORK
+        + network
         + "\",\"type\":\"bridge\",\"allowPersistentIPs\":"
         + allowPersistentIPs
         + ",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""
@@ -439,10 +447,10 @@ class PersistentAddressIT {
     System.out.println(
         "node " + holder.node + " holds every slot of " + small + " after " + ordinary + " pods");
     String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    claim(namespace, "vm-s." + NETWORK, NETWORK, IFNAME, null);
+    claim(namespace, "vm-s." + network, network, IFNAME, null);
     List<String> pools = List.of(small);
 
-    Pod first = claimPod(holder, namespace, "vm-s-launcher-1", "vm-s." + NETWORK);
+    Pod first = claimPod(holder, namespace, "vm-s-launcher-1", "vm-s." + network);
     List<String> ip = dualStack(holder, "ADD", first, "c-s1", pools).ips();
     IPBlock subClaim =
         client
@@ -456,7 +464,7 @@ class PersistentAddressIT {
     assertThat(dualStack(holder, "DEL", first, "c-s1", pools).ok()).isTrue();
     client.resource(first).withGracePeriod(0).delete();
 
-    Pod second = claimPod(order.get(1), namespace, "vm-s-launcher-2", "vm-s." + NETWORK);
+    Pod second = claimPod(order.get(1), namespace, "vm-s-launcher-2", "vm-s." + network);
     assertThat(dualStack(order.get(1), "ADD", second, "c-s2", pools).ips()).isEqualTo(ip);
   }
 
@@ -466,27 +474,27 @@ class PersistentAddressIT {
     String namespace = namespaces.get(random.nextInt(namespaces.size()));
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
-    IPAMClaim claim = claim(namespace, "vm-f." + NETWORK, NETWORK, IFNAME, null);
+    IPAMClaim claim = claim(namespace, "vm-f." + network, network, IFNAME, null);
     String fixed = unclaimedSlotAddress();
 
-    Pod first = claimPod(order.get(0), namespace, "vm-f-launcher-1", "vm-f." + NETWORK);
+    Pod first = claimPod(order.get(0), namespace, "vm-f-launcher-1", "vm-f." + network);
     assertThat(withIp(order.get(0), first, "c-f1", fixed).ips()).containsExactly(fixed);
     assertClaimStatus(claim, fixed, "vm-f-launcher-1");
     assertThat(call(order.get(0), "DEL", first, "c-f1", true).ok()).isTrue();
     client.resource(first).withGracePeriod(0).delete();
 
-    Pod second = claimPod(order.get(1), namespace, "vm-f-launcher-2", "vm-f." + NETWORK);
+    Pod second = claimPod(order.get(1), namespace, "vm-f-launcher-2", "vm-f." + network);
     assertThat(attach(order.get(1), second, "c-f2").ip()).isEqualTo(fixed);
     assertThat(call(order.get(1), "DEL", second, "c-f2", true).ok()).isTrue();
     client.resource(second).withGracePeriod(0).delete();
 
-    Pod third = claimPod(order.get(2), namespace, "vm-f-launcher-3", "vm-f." + NETWORK);
+    Pod third = claimPod(order.get(2), namespace, "vm-f-launcher-3", "vm-f." + network);
     String other =
         fixed.replaceAll("\\d+$", "") + (Integer.parseInt(fixed.replaceAll(".*\\.", "")) + 1);
     CniCall.Outcome refused = withIp(order.get(2), third, "c-f3", other);
     assertThat(refused.stdout())
         .contains("\"code\":7,")
-        .contains("IPAMClaim " + namespace + "/vm-f." + NETWORK + " holds address " + fixed);
+        .contains("IPAMClaim " + namespace + "/vm-f." + network + " holds address " + fixed);
     System.out.println("claim vm-f took the chosen " + fixed + " and kept it on another node");
   }
 
@@ -536,10 +544,10 @@ class PersistentAddressIT {
     String namespace = namespaces.get(random.nextInt(namespaces.size()));
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
-    IPAMClaim claim = claim(namespace, "vm-d." + NETWORK, NETWORK, IFNAME, null);
+    IPAMClaim claim = claim(namespace, "vm-d." + network, network, IFNAME, null);
     List<String> pools = List.of(pool, v6);
 
-    Pod first = claimPod(order.get(0), namespace, "vm-d-launcher-1", "vm-d." + NETWORK);
+    Pod first = claimPod(order.get(0), namespace, "vm-d-launcher-1", "vm-d." + network);
     List<String> ips = dualStack(order.get(0), "ADD", first, "c-d1", pools).ips();
     assertThat(ips).hasSize(2);
     assertThat(client.resource(claim).get().getStatus().getIps())
@@ -547,7 +555,7 @@ class PersistentAddressIT {
     assertThat(dualStack(order.get(0), "DEL", first, "c-d1", pools).ok()).isTrue();
     client.resource(first).withGracePeriod(0).delete();
 
-    Pod second = claimPod(order.get(1), namespace, "vm-d-launcher-2", "vm-d." + NETWORK);
+    Pod second = claimPod(order.get(1), namespace, "vm-d-launcher-2", "vm-d." + network);
     assertThat(dualStack(order.get(1), "ADD", second, "c-d2", pools).ips()).isEqualTo(ips);
     System.out.println("dual-stack claim vm-d kept " + ips + " on another node");
   }
@@ -565,8 +573,8 @@ class PersistentAddressIT {
         String namespace = namespaces.get(round % namespaces.size());
         List<NodeRig> order = new ArrayList<>(rigs);
         Collections.shuffle(order, random);
-        String name = "vm-r" + round + "." + NETWORK;
-        IPAMClaim claim = claim(namespace, name, NETWORK, IFNAME, null);
+        String name = "vm-r" + round + "." + network;
+        IPAMClaim claim = claim(namespace, name, network, IFNAME, null);
         List<Pod> pods =
             List.of(
                 claimPod(order.get(0), namespace, "vm-r" + round + "-a", name),

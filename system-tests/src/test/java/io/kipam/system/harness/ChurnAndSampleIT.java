@@ -60,10 +60,13 @@ class ChurnAndSampleIT {
     // The same address in another network is another address.
     address(namespaces.get(first), "other-net", "net-b", "pool-b", ip);
 
+    // One checker per pool of the test, as the tests of several pools start them.
     ChurnAndSample sampled = ChurnAndSample.start(client, "pool-a1", List.of());
+    ChurnAndSample other = ChurnAndSample.start(client, "pool-a2", List.of());
+    ChurnAndSample third = ChurnAndSample.start(client, "pool-b", List.of());
     await().atMost(Duration.ofSeconds(30)).until(() -> sampled.samples() >= 3);
 
-    assertThatThrownBy(() -> sampled.closeAndCheck("ChurnAndSampleIT"))
+    assertThatThrownBy(() -> sampled.closeAndCheck("ChurnAndSampleIT", other, third))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("net-a " + ip)
         .hasMessageContaining("pool-a1")
@@ -91,7 +94,12 @@ class ChurnAndSampleIT {
   private static void address(
       String namespace, String name, String network, String pool, String ip) {
     IPAddress address = new IPAddress();
-    address.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace).build());
+    address.setMetadata(
+        new ObjectMetaBuilder()
+            .withName(name)
+            .withNamespace(namespace)
+            .withLabels(java.util.Map.of(io.kipam.api.ApiConstants.LABEL_POOL, pool))
+            .build());
     IPAddressSpec spec = new IPAddressSpec();
     spec.setIp(ip);
     spec.setPool(pool);

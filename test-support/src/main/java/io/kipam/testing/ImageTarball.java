@@ -58,6 +58,46 @@ public record ImageTarball(JsonNode manifest, JsonNode config, Path root) {
     return classpath.toString();
   }
 
+  /**
+   * The image's entrypoint ({@code java OPTIONS -cp @/app/jib-classpath-file MAIN}) as a command
+   * for where the image lies unpacked: its java and classpath there, each of its options through
+   * {@code option} (which may rewrite it, e.g. an AOT cache's path), and {@code extra} after them.
+   */
+  public java.util.List<String> unpackedCommand(
+      java.util.function.UnaryOperator<String> option, java.util.List<String> extra)
+      throws IOException {
+    java.util.List<String> entrypoint = new java.util.ArrayList<>();
+    config.at("/config/Entrypoint").forEach(word -> entrypoint.add(word.asText()));
+    int cp = entrypoint.indexOf("-cp");
+    java.util.List<String> command = new java.util.ArrayList<>();
+    command.add(file(entrypoint.get(0)).toString());
+    entrypoint.subList(1, cp).forEach(o -> command.add(option.apply(o)));
+    command.addAll(extra);
+    command.add("-cp");
+    command.add(unpackedClasspath());
+    command.add(entrypoint.get(cp + 2));
+    return command;
+  }
+
+  /**
+   * The image's environment for where it lies unpacked: its variables, with {@code JAVA_HOME} and
+   * {@code PATH} naming its runtime there (and the host's /usr/bin and /bin after it).
+   */
+  public Map<String, String> unpackedEnvironment() {
+    Map<String, String> variables = new HashMap<>();
+    config
+        .at("/config/Env")
+        .forEach(
+            variable -> {
+              String text = variable.asText();
+              int equals = text.indexOf('=');
+              variables.put(text.substring(0, equals), text.substring(equals + 1));
+            });
+    variables.put("JAVA_HOME", file("/opt/java").toString());
+    variables.put("PATH", file("/opt/java/bin") + ":/usr/bin:/bin");
+    return variables;
+  }
+
   /** A path of the image ({@code /app/...}) where it lies unpacked. */
   public Path file(String absolutePath) {
     return root.resolve(absolutePath.substring(1));

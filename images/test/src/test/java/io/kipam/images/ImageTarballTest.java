@@ -177,21 +177,13 @@ class ImageTarballTest {
     assertThat(node.file("/app/kipam-node.aot")).isRegularFile();
     // The entrypoint's options (the cache holds only for the options it was made with), the
     // cache where it lies unpacked, and a JVM that stops if it cannot use it.
-    List<String> entrypoint = strings(node.config().at("/config/Entrypoint"));
-    List<String> command = new ArrayList<>(List.of(node.file("/opt/java/bin/java").toString()));
-    for (String option : entrypoint.subList(1, entrypoint.indexOf("-cp"))) {
-      command.add(
-          option.startsWith("-XX:AOTCache=")
-              ? "-XX:AOTCache=" + node.file("/app/kipam-node.aot")
-              : option);
-    }
-    command.addAll(
-        List.of(
-            "-XX:AOTMode=on",
-            "-Xlog:class+load=info",
-            "-cp",
-            node.unpackedClasspath(),
-            "io.kipam.node.NodeDaemon"));
+    List<String> command =
+        node.unpackedCommand(
+            option ->
+                option.startsWith("-XX:AOTCache=")
+                    ? "-XX:AOTCache=" + node.file("/app/kipam-node.aot")
+                    : option,
+            List.of("-XX:AOTMode=on", "-Xlog:class+load=info"));
 
     String output = run(node, 2, command);
 

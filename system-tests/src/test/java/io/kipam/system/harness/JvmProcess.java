@@ -149,7 +149,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
         inactiveFile = Long.parseLong(parts[1]);
       }
     }
-    return Map.of("usage", usage, "workingSet", usage - inactiveFile, "limit", memoryLimit);
+    return Map.of("usage", usage, "workingSet", usage - inactiveFile);
   }
 
   /** A new memory cgroup under this JVM's, limited to {@link #memoryLimit}: v1 or v2. */
@@ -184,31 +184,18 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     return self();
   }
 
-  /**
-   * The image's entrypoint ({@code java OPTIONS -cp @/app/jib-classpath-file MAIN}) with the
-   * image's paths where it lies unpacked, and the harness's and caller's options after the image's.
-   */
+  /** The image's entrypoint where it lies unpacked, the harness's and caller's options after it. */
   private List<String> imageCommand() throws IOException {
-    List<String> entrypoint = new ArrayList<>();
-    image.config().at("/config/Entrypoint").forEach(word -> entrypoint.add(word.asText()));
-    int cp = entrypoint.indexOf("-cp");
-    List<String> command = new ArrayList<>();
-    command.add(image.file(entrypoint.get(0)).toString());
-    for (String option : entrypoint.subList(1, cp)) {
-      if (!option.startsWith("-XX:AOTCache=")) {
-        command.add(option);
-      } else if (imageCache) {
-        command.add("-XX:AOTCache=" + image.file(option.substring("-XX:AOTCache=".length())));
-      } else {
-        command.add("-XX:AOTMode=off");
-      }
-    }
-    command.addAll(extraOptions());
-    command.addAll(callerOptions);
-    command.add("-cp");
-    command.add(image.unpackedClasspath());
-    command.add(entrypoint.get(cp + 2));
-    return command;
+    List<String> extra = new ArrayList<>(extraOptions());
+    extra.addAll(callerOptions);
+    return image.unpackedCommand(
+        option ->
+            !option.startsWith("-XX:AOTCache=")
+                ? option
+                : imageCache
+                    ? "-XX:AOTCache=" + image.file(option.substring("-XX:AOTCache=".length()))
+                    : "-XX:AOTMode=off",
+        extra);
   }
 
   /** Sets a variable of the program's environment for its next start. */
@@ -272,10 +259,10 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
 
   public T start() {
     try {
-      List<String> command = new ArrayList<>();
       if (image != null) {
-        return launch(imageCommand(), imageEnvironment());
+        return launch(imageCommand(), image.unpackedEnvironment());
       }
+      List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx256m");
       // The collector the JVM picks in kipam's containers, whose memory limits (config/) are
@@ -322,23 +309,6 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
             .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
             .start();
     return self();
-  }
-
-  /** The image's environment, its paths where it lies unpacked. */
-  private Map<String, String> imageEnvironment() {
-    Map<String, String> variables = new HashMap<>();
-    image
-        .config()
-        .at("/config/Env")
-        .forEach(
-            variable -> {
-              String text = variable.asText();
-              int equals = text.indexOf('=');
-              variables.put(text.substring(0, equals), text.substring(equals + 1));
-            });
-    variables.put("JAVA_HOME", image.file("/opt/java").toString());
-    variables.put("PATH", image.file("/opt/java/bin") + ":/usr/bin:/bin");
-    return variables;
   }
 
   /**

@@ -2,7 +2,6 @@ package io.kipam.images.node;
 
 import static java.nio.file.StandardCopyOption.COPY_ATTRIBUTES;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -177,36 +176,25 @@ public final class AotTraining {
   private static Process start(
       ImageTarball image, ControlPlane controlPlane, Path cache, Path run, Path socket, Path log)
       throws IOException {
-    List<String> command = new ArrayList<>();
-    boolean cacheOption = false;
-    JsonNode entrypoint = image.config().at("/config/Entrypoint");
-    for (int i = 0; i < entrypoint.size(); i++) {
-      String word = entrypoint.get(i).asText();
-      if (i == 0) {
-        command.add(image.file(word).toString());
-      } else if (word.equals(IMAGE_CACHE_OPTION)) {
-        command.add("-XX:AOTCacheOutput=" + cache);
-        cacheOption = true;
-      } else if (word.equals("@/app/jib-classpath-file")) {
-        command.add(image.unpackedClasspath());
-      } else {
-        command.add(word);
-      }
-    }
-    if (!cacheOption) {
+    boolean[] cacheOption = {false};
+    List<String> command =
+        image.unpackedCommand(
+            option -> {
+              if (!option.equals(IMAGE_CACHE_OPTION)) {
+                return option;
+              }
+              cacheOption[0] = true;
+              return "-XX:AOTCacheOutput=" + cache;
+            },
+            List.of());
+    if (!cacheOption[0]) {
       throw new IllegalStateException(
-          "the image's entrypoint has no " + IMAGE_CACHE_OPTION + ": " + entrypoint);
+          "the image's entrypoint has no " + IMAGE_CACHE_OPTION + ": " + command);
     }
     ProcessBuilder builder = new ProcessBuilder(command);
     Map<String, String> env = builder.environment();
     env.clear();
-    for (JsonNode variable : image.config().at("/config/Env")) {
-      String text = variable.asText();
-      int equals = text.indexOf('=');
-      env.put(text.substring(0, equals), text.substring(equals + 1));
-    }
-    env.put("PATH", "/usr/bin:/bin");
-    env.put("JAVA_HOME", image.file("/opt/java").toString());
+    env.putAll(image.unpackedEnvironment());
     env.put("NODE_NAME", NODE);
     env.put("KUBECONFIG", controlPlane.adminKubeconfig().toString());
     env.put("KIPAM_SOCKET", socket.toString());

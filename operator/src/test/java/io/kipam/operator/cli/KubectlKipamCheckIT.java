@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
@@ -26,22 +23,12 @@ import org.junit.jupiter.api.Test;
  * exit 2 and one line when the API server cannot be reached.
  */
 @WithControlPlane(crds = true)
-class KubectlKipamCheckIT {
-
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient client = controlPlane.client();
-  private final ClusterObjects objects = new ClusterObjects(client);
-  private final Plugin plugin = new Plugin(controlPlane);
+class KubectlKipamCheckIT extends AgainstControlPlane {
 
   @Test
   void isKipamOperatorCheck() throws Exception {
-    long seed = new Random().nextLong();
-    System.out.println("seed " + seed);
-    Random random = new Random(seed);
-    List<String> namespaces = new ArrayList<>();
-    for (String prefix : List.of("team-a", "team-b", "team-c")) {
-      namespaces.add(Fixtures.namespace(client, prefix));
-    }
+    Random random = new Random(printedSeed());
+    List<String> namespaces = teamNamespaces();
     String node = Fixtures.uniqueName("worker");
     Fixtures.registerNode(client, node);
     IPPool pool =

@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPPool;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -21,22 +18,12 @@ import org.junit.jupiter.api.Test;
  * json} says the same; a pool that does not exist exits 2.
  */
 @WithControlPlane(crds = true)
-class KubectlKipamPoolsIT {
-
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient client = controlPlane.client();
-  private final ClusterObjects objects = new ClusterObjects(client);
-  private final Plugin plugin = new Plugin(controlPlane);
+class KubectlKipamPoolsIT extends AgainstControlPlane {
 
   @Test
   void showsEachPoolAndWhatEachNodeHoldsOfIt() throws Exception {
-    long seed = new Random().nextLong();
-    System.out.println("seed " + seed);
-    Random random = new Random(seed);
-    List<String> namespaces = new ArrayList<>();
-    for (String prefix : List.of("team-a", "team-b", "team-c")) {
-      namespaces.add(Fixtures.namespace(client, prefix));
-    }
+    Random random = new Random(printedSeed());
+    List<String> namespaces = teamNamespaces();
     String first = Fixtures.uniqueName("worker");
     String second = Fixtures.uniqueName("worker");
     IPPool pool =

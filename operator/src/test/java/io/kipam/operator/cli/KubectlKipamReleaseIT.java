@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
@@ -31,28 +29,19 @@ import org.junit.jupiter.api.io.TempDir;
  * which case, and the order they are written in, come from a printed seed.
  */
 @WithControlPlane(crds = true)
-class KubectlKipamReleaseIT {
-
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient client = controlPlane.client();
-  private final ClusterObjects objects = new ClusterObjects(client);
-  private final Plugin plugin = new Plugin(controlPlane);
+class KubectlKipamReleaseIT extends AgainstControlPlane {
 
   @TempDir Path dir;
 
   @Test
   void removesOnlyTheOrphansStillOrphanedAndKeepsWhatCameBack() throws Exception {
-    long seed = new Random().nextLong();
-    System.out.println("seed " + seed);
+    long seed = printedSeed();
     Random random = new Random(seed);
     String node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     String comesBack = Fixtures.uniqueName("returning-node");
     String staysGone = Fixtures.uniqueName("gone-node");
-    List<String> namespaces = new ArrayList<>();
-    for (String prefix : List.of("team-a", "team-b", "team-c")) {
-      namespaces.add(Fixtures.namespace(client, prefix));
-    }
+    List<String> namespaces = teamNamespaces();
     Collections.shuffle(namespaces, random);
     IPPool pool =
         objects.pool(

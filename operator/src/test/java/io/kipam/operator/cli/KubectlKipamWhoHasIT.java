@@ -2,14 +2,11 @@ package io.kipam.operator.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -22,22 +19,12 @@ import org.junit.jupiter.api.Test;
  * address.
  */
 @WithControlPlane(crds = true)
-class KubectlKipamWhoHasIT {
-
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient client = controlPlane.client();
-  private final ClusterObjects objects = new ClusterObjects(client);
-  private final Plugin plugin = new Plugin(controlPlane);
+class KubectlKipamWhoHasIT extends AgainstControlPlane {
 
   @Test
   void namesTheHolderOfAnAddressInAnyNamespace() {
-    long seed = new Random().nextLong();
-    System.out.println("seed " + seed);
-    Random random = new Random(seed);
-    List<String> namespaces = new ArrayList<>();
-    for (String prefix : List.of("team-a", "team-b", "team-c")) {
-      namespaces.add(Fixtures.namespace(client, prefix));
-    }
+    Random random = new Random(printedSeed());
+    List<String> namespaces = teamNamespaces();
     Collections.shuffle(namespaces, random);
     String node = Fixtures.uniqueName("worker");
     Fixtures.registerNode(client, node);

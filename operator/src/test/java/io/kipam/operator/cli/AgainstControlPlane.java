@@ -1,0 +1,37 @@
+package io.kipam.operator.cli;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.testing.ControlPlane;
+import io.kipam.testing.Fixtures;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * What every test of {@code kubectl kipam} against the real control plane starts from: the shared
+ * control plane, its client, the cluster objects kipam writes, and the plugin as a user runs it. A
+ * subclass still declares {@code @WithControlPlane(crds = true)} itself.
+ */
+abstract class AgainstControlPlane {
+
+  final ControlPlane controlPlane = ControlPlane.shared();
+  final KubernetesClient client = controlPlane.client();
+  final ClusterObjects objects = new ClusterObjects(client);
+  final Plugin plugin = new Plugin(controlPlane);
+
+  /** A fresh random seed, printed so that a failing run can be repeated. */
+  static long printedSeed() {
+    long seed = new Random().nextLong();
+    System.out.println("seed " + seed);
+    return seed;
+  }
+
+  /** Three new namespaces, one each of the teams a, b and c. */
+  List<String> teamNamespaces() {
+    List<String> namespaces = new ArrayList<>();
+    for (String prefix : List.of("team-a", "team-b", "team-c")) {
+      namespaces.add(Fixtures.namespace(client, prefix));
+    }
+    return namespaces;
+  }
+}

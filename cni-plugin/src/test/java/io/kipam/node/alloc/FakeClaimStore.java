@@ -28,7 +28,14 @@ final class FakeClaimStore implements ClaimStore {
       long resourceVersion,
       List<String> ips,
       String ownerPod,
-      boolean deleting) {}
+      boolean deleting) {
+
+    /** The next version of this claim: the status lists {@code ips} and names {@code ownerPod}. */
+    Stored next(List<String> ips, String ownerPod) {
+      return new Stored(
+          namespace, name, uid, network, resourceVersion + 1, List.copyOf(ips), ownerPod, deleting);
+    }
+  }
 
   /** A claim's sub-claim, by block name: the pool, the address and the claim's UID (its label). */
   record Label(String pool, IpAddress ip, String claimUid) {}
@@ -60,17 +67,7 @@ final class FakeClaimStore implements ClaimStore {
   /** Sets the claim's {@code status.ips} as another writer would. */
   void setIps(Claim claim, List<String> ips) {
     claims.computeIfPresent(
-        claim.namespace() + "/" + claim.name(),
-        (k, s) ->
-            new Stored(
-                s.namespace(),
-                s.name(),
-                s.uid(),
-                s.network(),
-                s.resourceVersion() + 1,
-                List.copyOf(ips),
-                s.ownerPod(),
-                s.deleting()));
+        claim.namespace() + "/" + claim.name(), (k, s) -> s.next(ips, s.ownerPod()));
   }
 
   /**
@@ -238,16 +235,7 @@ final class FakeClaimStore implements ClaimStore {
               bindsLost.incrementAndGet();
               return Optional.<Claim>empty();
             }
-            Stored written =
-                new Stored(
-                    s.namespace(),
-                    s.name(),
-                    s.uid(),
-                    s.network(),
-                    s.resourceVersion() + 1,
-                    List.copyOf(ips),
-                    s.ownerPod(),
-                    s.deleting());
+            Stored written = s.next(ips, s.ownerPod());
             claims.put(key, written);
             return Optional.of(claim(written));
           }
@@ -265,17 +253,7 @@ final class FakeClaimStore implements ClaimStore {
                 ClaimException.Kind.TRY_AGAIN, claim.what() + " was deleted (test)");
           }
           synchronized (this) {
-            claims.put(
-                claim.namespace() + "/" + claim.name(),
-                new Stored(
-                    s.namespace(),
-                    s.name(),
-                    s.uid(),
-                    s.network(),
-                    s.resourceVersion() + 1,
-                    List.copyOf(ips),
-                    ownerPod,
-                    s.deleting()));
+            claims.put(claim.namespace() + "/" + claim.name(), s.next(ips, ownerPod));
           }
           return null;
         });

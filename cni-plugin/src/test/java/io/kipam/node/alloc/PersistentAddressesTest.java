@@ -139,9 +139,8 @@ class PersistentAddressesTest {
     Cidr slot = Cidr.parse("10.0.0.16/28");
     store.blocks.put(
         ResourceNames.blockName("p4", slot), new FakeStore.Block("node-x", UUID.randomUUID() + ""));
-    ClaimStore.Claim claim = claimStore.add("q1", "vm.net-a", NETWORK);
     IpAddress forged = IpAddress.parse("10.0.0.17");
-    claimStore.forge("p4", forged, slot, claim);
+    ClaimStore.Claim claim = claimWithSubClaim("q1", slot, forged);
 
     assertRefused(claim, forged, "Exclusive");
   }
@@ -149,9 +148,8 @@ class PersistentAddressesTest {
   @Test
   void aSubClaimUnderAnotherSlotThanItsAddressesIsRefused() {
     Cidr slot = sharedSlot("10.0.0.32/28");
-    ClaimStore.Claim claim = claimStore.add("q2", "vm.net-a", NETWORK);
     IpAddress forged = IpAddress.parse("10.0.0.17");
-    claimStore.forge("p4", forged, slot, claim);
+    ClaimStore.Claim claim = claimWithSubClaim("q2", slot, forged);
 
     assertRefused(claim, forged, "10.0.0.16/28");
   }
@@ -159,9 +157,8 @@ class PersistentAddressesTest {
   @Test
   void aSubClaimOutsideThePoolIsRefused() {
     Cidr slot = sharedSlot("10.0.1.0/28");
-    ClaimStore.Claim claim = claimStore.add("q0", "vm.net-a", NETWORK);
     IpAddress forged = IpAddress.parse("10.0.1.5");
-    claimStore.forge("p4", forged, slot, claim);
+    ClaimStore.Claim claim = claimWithSubClaim("q0", slot, forged);
 
     assertRefused(claim, forged, "p4");
   }
@@ -169,9 +166,8 @@ class PersistentAddressesTest {
   @Test
   void aSubClaimTheStatusDoesNotNameIsNotAttached() {
     Cidr slot = sharedSlot("10.0.0.32/28");
-    ClaimStore.Claim claim = claimStore.add("q1", "vm.net-a", NETWORK);
     IpAddress bound = IpAddress.parse("10.0.0.34");
-    claimStore.forge("p4", bound, slot, claim);
+    ClaimStore.Claim claim = claimWithSubClaim("q1", slot, bound);
     claimStore.setIps(claim, List.of("10.0.0.34/24"));
     IpAddress forged = IpAddress.parse("10.0.0.33");
     claimStore.forge("p4", forged, slot, claim);
@@ -196,9 +192,8 @@ class PersistentAddressesTest {
   @Test
   void aSubClaimLeftUnboundByACrashIsBoundByTheNextAdd() {
     Cidr slot = sharedSlot("10.0.0.32/28");
-    ClaimStore.Claim claim = claimStore.add("q0", "vm.net-a", NETWORK);
     IpAddress left = IpAddress.parse("10.0.0.40");
-    claimStore.forge("p4", left, slot, claim);
+    ClaimStore.Claim claim = claimWithSubClaim("q0", slot, left);
 
     assertThat(node("node-b", 2).addressOf(v4, claim, Optional.empty())).isEqualTo(left);
     assertThat(claimStore.stored(claim).ips()).containsExactly("10.0.0.40/24");
@@ -211,6 +206,13 @@ class PersistentAddressesTest {
         ResourceNames.blockName("p4", slot),
         new FakeStore.Block(null, UUID.randomUUID().toString(), null, true, false));
     return slot;
+  }
+
+  /** A claim of {@code namespace} with a sub-claim in p4 for {@code address} under {@code slot}. */
+  private ClaimStore.Claim claimWithSubClaim(String namespace, Cidr slot, IpAddress address) {
+    ClaimStore.Claim claim = claimStore.add(namespace, "vm.net-a", NETWORK);
+    claimStore.forge("p4", address, slot, claim);
+    return claim;
   }
 
   private void assertRefused(ClaimStore.Claim claim, IpAddress forged, String why) {

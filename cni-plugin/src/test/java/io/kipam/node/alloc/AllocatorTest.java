@@ -69,6 +69,15 @@ class AllocatorTest {
     return new PodRef("q" + Math.floorMod(i, 3), "pod-" + i, "uid-" + i);
   }
 
+  /** The addresses of {@code count} ADDs to {@code pool}, of attachments 0 to count - 1. */
+  private Set<IpAddress> addresses(PoolView pool, int count) {
+    Set<IpAddress> ips = new HashSet<>();
+    for (int i = 0; i < count; i++) {
+      ips.add(add(pool, i).ip());
+    }
+    return ips;
+  }
+
   private Lease add(PoolView pool, int i) {
     return allocator
         .allocate(AddRequest.dynamic(List.of(pool), attachment(i), pod(i), NETWORK, null))
@@ -134,20 +143,14 @@ class AllocatorTest {
             0,
             3,
             null);
-    Set<IpAddress> ips = new HashSet<>();
-    for (int i = 0; i < 48; i++) {
-      ips.add(add(huge, i).ip());
-    }
+    Set<IpAddress> ips = addresses(huge, 48);
     assertThat(ips).hasSize(48).allMatch(ip -> huge.layout().isAssignable(ip));
   }
 
   @Test
   void aFullBlockLeadsToAnotherBlock() {
     PoolView pool = pool("p4", "10.0.0.0/24", 30, 0);
-    Set<IpAddress> ips = new HashSet<>();
-    for (int i = 0; i < 10; i++) {
-      ips.add(add(pool, i).ip());
-    }
+    Set<IpAddress> ips = addresses(pool, 10);
     assertThat(ips).hasSize(10);
     assertThat(ledger.blocks().ownBlocks("p4")).hasSizeGreaterThanOrEqualTo(3);
   }
@@ -365,10 +368,7 @@ class AllocatorTest {
   @Test
   void hugeIpv6BlocksArePickedAtRandomWithoutListing() {
     PoolView pool = pool("p6", "fd00::/48", 64, 0);
-    Set<IpAddress> ips = new HashSet<>();
-    for (int i = 0; i < 50; i++) {
-      ips.add(add(pool, i).ip());
-    }
+    Set<IpAddress> ips = addresses(pool, 50);
     assertThat(ips).hasSize(50);
     assertThat(ledger.blocks().ownBlocks("p6")).hasSize(1);
   }

@@ -25,6 +25,12 @@ class BlockStatusReporterTest {
     return lease;
   }
 
+  /** The node's report of the next period. */
+  private void reportAfterAPeriod() {
+    fixture.clock.advance(NodeFixture.STATUS_PERIOD);
+    node.reporter.report();
+  }
+
   @Test
   void aBurstOfAllocationsCostsOneWriteEachAndTwoStatusWrites() {
     Lease first = node.add(pool, 0);
@@ -40,8 +46,7 @@ class BlockStatusReporterTest {
     assertThat(fixture.store.writes.get() - writes).as("one create per allocation").isEqualTo(29);
     assertThat(fixture.status.allocatedWrites.get()).as("coalesced so far").isEqualTo(1);
     assertThat(allocatedOf(first)).isEqualTo(1);
-    fixture.clock.advance(NodeFixture.STATUS_PERIOD);
-    node.reporter.report();
+    reportAfterAPeriod();
     assertThat(fixture.status.allocatedWrites.get()).isEqualTo(2);
     assertThat(allocatedOf(first)).isEqualTo(30);
   }
@@ -81,8 +86,7 @@ class BlockStatusReporterTest {
     node.add(pool, 1);
     node.del(pool, 1);
     for (int i = 0; i < 10; i++) {
-      fixture.clock.advance(NodeFixture.STATUS_PERIOD);
-      node.reporter.report();
+      reportAfterAPeriod();
     }
 
     assertThat(fixture.status.allocatedWrites.get()).isEqualTo(1);
@@ -109,8 +113,7 @@ class BlockStatusReporterTest {
     BlockRef block = node.block("p4", lease.block());
     fixture.status.writeAllocated(fixture.status.object(block), 99);
 
-    fixture.clock.advance(NodeFixture.STATUS_PERIOD);
-    node.reporter.report();
+    reportAfterAPeriod();
 
     assertThat(allocatedOf(lease)).isEqualTo(1);
   }
@@ -150,8 +153,7 @@ class BlockStatusReporterTest {
     node.reporter.report();
     assertThat(fixture.status.allocatedWrites.get()).isZero();
 
-    fixture.clock.advance(NodeFixture.STATUS_PERIOD);
-    node.reporter.report();
+    reportAfterAPeriod();
 
     assertThat(allocatedOf(lease)).isEqualTo(1);
   }

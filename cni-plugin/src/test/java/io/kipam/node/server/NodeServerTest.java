@@ -179,17 +179,7 @@ class NodeServerTest {
   void aCniCallThatOutlastsTheIdleTimeoutStillGetsItsAnswer() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
-    start(
-        SHORT_IDLE,
-        (env, stdin) -> {
-          entered.countDown();
-          try {
-            finish.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          return endpoint.handle(env, stdin);
-        });
+    start(SHORT_IDLE, heldUntil(finish, entered::countDown));
     CompletableFuture<String> cni = async(() -> exchange(cniRequest()));
     await().atMost(PROMPTLY).until(() -> entered.getCount() == 0);
     // A connection opened while the call runs, and closed for being idle: the call, silent on its
@@ -213,17 +203,7 @@ class NodeServerTest {
       CountDownLatch finish = new CountDownLatch(1);
       AtomicInteger entered = new AtomicInteger();
       cniCalls.set(0);
-      start(
-          idle,
-          (env, stdin) -> {
-            entered.incrementAndGet();
-            try {
-              finish.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-            return endpoint.handle(env, stdin);
-          });
+      start(idle, heldUntil(finish, entered::incrementAndGet));
       List<CompletableFuture<String>> calls = new ArrayList<>();
       for (int i = 0; i < 150; i++) {
         calls.add(async(() -> exchange(cniRequest())));
@@ -248,6 +228,19 @@ class NodeServerTest {
     clients.add(client);
     client.connect(UnixDomainSocketAddress.of(socket));
     return client;
+  }
+
+  /** The real endpoint, reached only once {@code finish} opens; {@code entered} runs on arrival. */
+  private CniEndpoint heldUntil(CountDownLatch finish, Runnable entered) {
+    return (env, stdin) -> {
+      entered.run();
+      try {
+        finish.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return endpoint.handle(env, stdin);
+    };
   }
 
   private static String head(String method, String path, String... headers) {

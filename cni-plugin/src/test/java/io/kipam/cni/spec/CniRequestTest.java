@@ -20,6 +20,12 @@ class CniRequestTest {
     return catchThrowableOfType(CniException.class, () -> Calls.parse(Calls.env(command), stdin));
   }
 
+  /** The refusal of an ADD whose stdin is these bytes, which need not be text. */
+  private static CniException refused(byte[] stdin) {
+    return catchThrowableOfType(
+        CniException.class, () -> CniRequest.parse(Calls.env("ADD"), stdin));
+  }
+
   @Test
   void readsAnAddRequestAsTheBridgePluginPassesIt() {
     CniRequest request = Calls.parse(Calls.env("ADD"), Calls.config("1.0.0", ""));
@@ -156,25 +162,55 @@ class CniRequestTest {
     assertThat(e.details()).contains("is not valid JSON").contains("near line 2, column 15");
   }
 
-  @Test
-  void truncatedJsonSaysTheDocumentEndsEarly() {
-    CniException e = refused("DEL", "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"");
-    assertThat(e.code().code()).isEqualTo(6);
-    assertThat(e.details()).contains("ends before its value is complete");
+  static Stream<Arguments> refusedRequests() {
+    return Stream.of(
+        Arguments.of(
+            "truncated JSON says the document ends early",
+            "DEL",
+            "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"",
+            6,
+            "ends before its value is complete"),
+        Arguments.of(
+            "a duplicate key is a decoding error",
+            "ADD",
+            "{\"cniVersion\":\"1.0.0\",\"name\":\"a\",\"name\":\"b\"}",
+            6,
+            "a key appears twice"),
+        Arguments.of(
+            "content after the object is a decoding error",
+            "ADD",
+            Calls.config("1.0.0", "") + " {}",
+            6,
+            "more content after the first JSON value"),
+        Arguments.of("empty stdin is a decoding error", "ADD", "", 6, "is empty"),
+        Arguments.of(
+            "a JSON value that is not an object is invalid",
+            "ADD",
+            "[1,2]",
+            7,
+            "must be a JSON object, not a list"),
+        Arguments.of(
+            "a cniVersion that is not a string is invalid",
+            "ADD",
+            "{\"cniVersion\":1.0}",
+            7,
+            "cniVersion must be a string"),
+        Arguments.of(
+            "CHECK without prevResult is invalid",
+            "CHECK",
+            Calls.config("1.0.0", ""),
+            7,
+            "prevResult is required for CHECK"));
   }
 
-  @Test
-  void aDuplicateKeyIsADecodingError() {
-    CniException e = refused("ADD", "{\"cniVersion\":\"1.0.0\",\"name\":\"a\",\"name\":\"b\"}");
-    assertThat(e.code().code()).isEqualTo(6);
-    assertThat(e.details()).contains("a key appears twice");
-  }
-
-  @Test
-  void contentAfterTheObjectIsADecodingError() {
-    CniException e = refused("ADD", Calls.config("1.0.0", "") + " {}");
-    assertThat(e.code().code()).isEqualTo(6);
-    assertThat(e.details()).contains("more content after the first JSON value");
+  /** A request refused with its code, the details naming what is wrong. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("refusedRequests")
+  void refusesWithTheCodeAndDetailsOfTheProblem(
+      String description, String command, String stdin, int code, String detail) {
+    CniException e = refused(command, stdin);
+    assertThat(e.code().code()).isEqualTo(code);
+    assertThat(e.details()).contains(detail);
   }
 
   @Test
@@ -183,23 +219,8 @@ class CniRequestTest {
     int at = new String(stdin, java.nio.charset.StandardCharsets.UTF_8).indexOf("__");
     stdin[at] = (byte) 0xc3;
     stdin[at + 1] = (byte) 0x28;
-    CniException e =
-        catchThrowableOfType(CniException.class, () -> CniRequest.parse(Calls.env("ADD"), stdin));
+    CniException e = refused(stdin);
     assertThat(e.code().code()).isEqualTo(6);
-  }
-
-  @Test
-  void emptyStdinIsADecodingError() {
-    CniException e = refused("ADD", "");
-    assertThat(e.code().code()).isEqualTo(6);
-    assertThat(e.details()).contains("is empty");
-  }
-
-  @Test
-  void aJsonValueThatIsNotAnObjectIsInvalid() {
-    CniException e = refused("ADD", "[1,2]");
-    assertThat(e.code().code()).isEqualTo(7);
-    assertThat(e.details()).contains("must be a JSON object, not a list");
   }
 
   @Test
@@ -207,8 +228,7 @@ class CniRequestTest {
     // Not JSON at all: a parse attempt would report code 6 instead.
     byte[] stdin = new byte[CniRequest.MAX_CONFIG_BYTES + 1];
     Arrays.fill(stdin, (byte) '!');
-    CniException e =
-        catchThrowableOfType(CniException.class, () -> CniRequest.parse(Calls.env("ADD"), stdin));
+    CniException e = refused(stdin);
     assertThat(e.code().code()).isEqualTo(7);
     assertThat(e.details()).contains("more than 1048576 bytes (1 MiB)").contains("not parsed");
   }
@@ -238,13 +258,6 @@ class CniRequestTest {
             "ADD",
             "{\"name\":\"n\",\"type\":\"bridge\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\"a\"]}}");
     assertThat(e.code().code()).isEqualTo(1);
-  }
-
-  @Test
-  void aCniVersionThatIsNotAStringIsInvalid() {
-    CniException e = refused("ADD", "{\"cniVersion\":1.0}");
-    assertThat(e.code().code()).isEqualTo(7);
-    assertThat(e.details()).contains("cniVersion must be a string");
   }
 
   @Test
@@ -287,13 +300,6 @@ class CniRequestTest {
             Calls.parse(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"9.9.9\"}")
                 .cniVersion())
         .isEqualTo(CniVersion.V1_1_0);
-  }
-
-  @Test
-  void checkWithoutPrevResultIsInvalid() {
-    CniException e = refused("CHECK", Calls.config("1.0.0", ""));
-    assertThat(e.code().code()).isEqualTo(7);
-    assertThat(e.details()).contains("prevResult is required for CHECK");
   }
 
   @Test

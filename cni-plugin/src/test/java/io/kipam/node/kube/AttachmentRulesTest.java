@@ -6,6 +6,8 @@ import io.kipam.node.kube.AttachmentRules.Action;
 import io.kipam.node.kube.AttachmentRules.Facts;
 import io.kipam.node.kube.AttachmentRules.PodState;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Every combination of facts, against the rule of design §5b. */
 class AttachmentRulesTest {
@@ -58,20 +60,6 @@ class AttachmentRulesTest {
   }
 
   @Test
-  void aDeletedObjectWhosePodIsGoneIsEndedOnlyAfterAFreshRead() {
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.ABSENT, true)))
-        .isEqualTo(Action.END_IF_POD_GONE);
-  }
-
-  @Test
-  void aFinishedPodEndsItsAttachmentWhetherOrNotItsObjectWasDeleted() {
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.FINISHED, true)))
-        .isEqualTo(Action.RELEASE_FINISHED);
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.FINISHED, true)))
-        .isEqualTo(Action.END);
-  }
-
-  @Test
   void anObjectFromBeforeTheFinalizerIsAdoptedAndOneBeingDeletedWithoutItIsLeftAlone() {
     for (PodState pod : PodState.values()) {
       assertThat(AttachmentRules.decide(new Facts(false, false, false, pod, true)))
@@ -81,23 +69,38 @@ class AttachmentRulesTest {
     }
   }
 
-  @Test
-  void aLiveOrTerminatingPodKeepsItsDeletedObject() {
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.LIVE, true)))
-        .isEqualTo(Action.KEEP);
-    assertThat(AttachmentRules.decide(new Facts(true, true, false, PodState.TERMINATING, true)))
-        .isEqualTo(Action.KEEP);
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.TERMINATING, true)))
-        .isEqualTo(Action.NOTHING);
-  }
-
-  @Test
-  void anAddressWhosePodIsMissingIsReleasedOnlyOnceSettledAndAfterAFreshRead() {
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.ABSENT, true)))
-        .isEqualTo(Action.RELEASE_IF_POD_GONE);
-    assertThat(AttachmentRules.decide(new Facts(false, true, false, PodState.ABSENT, false)))
-        .isEqualTo(Action.NOTHING);
-    assertThat(AttachmentRules.decide(new Facts(false, true, true, PodState.ABSENT, true)))
-        .isEqualTo(Action.NOTHING);
+  /**
+   * Single cases of the rule, one row each: deleting, finalized, node-held, pod, settled, and the
+   * action they must give.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a deleted object whose Pod is gone is ended only after a fresh read,"
+        + " true, true, false, ABSENT, true, END_IF_POD_GONE",
+    "a finished Pod releases the address of an object not deleted,"
+        + " false, true, false, FINISHED, true, RELEASE_FINISHED",
+    "a finished Pod ends its deleted object, true, true, false, FINISHED, true, END",
+    "a live Pod keeps its deleted object, true, true, false, LIVE, true, KEEP",
+    "a terminating Pod keeps its deleted object, true, true, false, TERMINATING, true, KEEP",
+    "the object of a terminating Pod not deleted is left alone,"
+        + " false, true, false, TERMINATING, true, NOTHING",
+    "the address of a missing Pod is released after a fresh read,"
+        + " false, true, false, ABSENT, true, RELEASE_IF_POD_GONE",
+    "the address of a missing Pod is not released before it settled,"
+        + " false, true, false, ABSENT, false, NOTHING",
+    "the address of a missing Pod the node holds is not released,"
+        + " false, true, true, ABSENT, true, NOTHING",
+  })
+  void eachCaseGivesItsAction(
+      String description,
+      boolean deleting,
+      boolean finalized,
+      boolean nodeHeld,
+      PodState pod,
+      boolean settled,
+      Action action) {
+    assertThat(AttachmentRules.decide(new Facts(deleting, finalized, nodeHeld, pod, settled)))
+        .as(description)
+        .isEqualTo(action);
   }
 }

@@ -41,6 +41,13 @@ class OrphanRulesTest {
     }
   }
 
+  /** A cluster where the Pod ns/p of UID pod-1 lives, with its block b1 and node n1. */
+  private static Cluster withLivePod() {
+    Cluster c = new Cluster();
+    c.pods.put("ns/p", "pod-1");
+    return c;
+  }
+
   private static IPAddress address(String podUid, boolean ownerReference) {
     IPAddress a = new IPAddress();
     ObjectMetaBuilder meta = new ObjectMetaBuilder().withNamespace("ns").withName("a").withUid("u");
@@ -70,8 +77,7 @@ class OrphanRulesTest {
 
   @Test
   void anAddressWhosePodBlockAndNodeExistIsNoOrphan() {
-    Cluster c = new Cluster();
-    c.pods.put("ns/p", "pod-1");
+    Cluster c = withLivePod();
     assertThat(reason(address("pod-1", true), c)).isEmpty();
   }
 
@@ -112,24 +118,21 @@ class OrphanRulesTest {
 
   @Test
   void withoutAnOwnerReferenceTheSpecsPodIsChecked() {
-    Cluster c = new Cluster();
-    c.pods.put("ns/p", "pod-1");
+    Cluster c = withLivePod();
     assertThat(reason(address("pod-1", false), c)).isEmpty();
     assertThat(reason(address("pod-9", false), c)).contains(OrphanReason.POD);
   }
 
   @Test
   void aMissingBlockMakesAnOrphanOfAnAddressWhosePodLives() {
-    Cluster c = new Cluster();
-    c.pods.put("ns/p", "pod-1");
+    Cluster c = withLivePod();
     c.blocks.clear();
     assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.BLOCK);
   }
 
   @Test
   void aMissingNodeMakesAnOrphanOfAnAddressWhosePodLives() {
-    Cluster c = new Cluster();
-    c.pods.put("ns/p", "pod-1");
+    Cluster c = withLivePod();
     c.nodes.clear();
     assertThat(reason(address("pod-1", true), c)).contains(OrphanReason.NODE);
   }
@@ -170,8 +173,7 @@ class OrphanRulesTest {
 
   @Test
   void anAddressNotBeingDeletedIsKeptByNoNode() {
-    Cluster c = new Cluster();
-    c.pods.put("ns/p", "pod-1");
+    Cluster c = withLivePod();
     assertThat(OrphanRules.keptBy(address("pod-1", true), c)).isEmpty();
   }
 

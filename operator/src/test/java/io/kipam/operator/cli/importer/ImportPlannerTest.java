@@ -1,5 +1,7 @@
 package io.kipam.operator.cli.importer;
 
+import static io.kipam.operator.cli.importer.WhereaboutsObjects.network;
+import static io.kipam.operator.cli.importer.WhereaboutsObjects.rangePool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kipam.api.v1alpha1.IPBlock;
@@ -18,21 +20,14 @@ import org.junit.jupiter.api.Test;
 
 class ImportPlannerTest {
 
-  private static WhereaboutsNetwork network(String nad, String networkName, String config) {
-    String[] ref = nad.split("/");
-    return NadConfigParser.parse(ref[0], ref[1], config).network().orElseThrow();
-  }
-
   private static final WhereaboutsNetwork RED =
       network(
           "a/red",
-          "",
           "{\"name\":\"red\",\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.70.0.0/24\","
               + "\"exclude\":[\"10.70.0.64/28\"]}}");
   private static final WhereaboutsNetwork BLUE =
       network(
           "b/blue",
-          "blue",
           "{\"name\":\"blue\",\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.70.0.0/25\","
               + "\"network_name\":\"blue\"}}");
 
@@ -46,8 +41,7 @@ class ImportPlannerTest {
 
   private WhereaboutsState state(
       List<WhereaboutsNetwork> networks, List<Pool> pools, Map<String, IPBlock> blocks) {
-    return new WhereaboutsState(
-        networks, List.of(), List.of(), pools, List.of(), pods, Map.of(), blocks, Map.of());
+    return WhereaboutsObjects.state(networks, pools, pods, blocks);
   }
 
   @Test
@@ -57,16 +51,12 @@ class ImportPlannerTest {
     pod("c", "p3", "node-2");
     pod("a", "p4", "node-3");
     Pool red =
-        new Pool(
-            "kube-system",
-            "10.70.0.0-24",
-            "10.70.0.0/24",
-            List.of(
-                new Allocation("1", "c1", "a/p1", "net1"),
-                new Allocation("2", "c2", "a/p2", "net1"),
-                new Allocation("17", "c3", "c/p3", "net1"),
-                new Allocation("18", "c4", "a/p4", "net2"),
-                new Allocation("3", "c5", "a/gone", "net1")));
+        rangePool(
+            new Allocation("1", "c1", "a/p1", "net1"),
+            new Allocation("2", "c2", "a/p2", "net1"),
+            new Allocation("17", "c3", "c/p3", "net1"),
+            new Allocation("18", "c4", "a/p4", "net2"),
+            new Allocation("3", "c5", "a/gone", "net1"));
     ImportPlan plan = ImportPlanner.plan(state(List.of(RED, BLUE), List.of(red), Map.of()));
 
     assertThat(plan.problems()).isEmpty();
@@ -112,13 +102,8 @@ class ImportPlannerTest {
     pods.put("a/done", new LivePod("a", "done", "u", "node-1", "Succeeded", true));
     pod("a", "live", "node-1");
     Pool red =
-        new Pool(
-            "kube-system",
-            "10.70.0.0-24",
-            "10.70.0.0/24",
-            List.of(
-                new Allocation("5", "c", "a/done", "net1"),
-                new Allocation("6", "c", "a/live", "net1")));
+        rangePool(
+            new Allocation("5", "c", "a/done", "net1"), new Allocation("6", "c", "a/live", "net1"));
     var state =
         new WhereaboutsState(
             List.of(RED),
@@ -151,7 +136,6 @@ class ImportPlannerTest {
     WhereaboutsNetwork wide =
         network(
             "a/wide",
-            "",
             "{\"name\":\"wide\",\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.70.0.0/23\"}}");
     ImportPlan plan = ImportPlanner.plan(state(List.of(RED, wide), List.of(), Map.of()));
     assertThat(plan.pools()).isEmpty();
@@ -166,12 +150,8 @@ class ImportPlannerTest {
     pod("a", "p1", "node-1");
     pod("a", "p2", "node-2");
     Pool red =
-        new Pool(
-            "kube-system",
-            "10.70.0.0-24",
-            "10.70.0.0/24",
-            List.of(
-                new Allocation("1", "c1", "a/p1", "net1"), new Allocation("33", "c2", "a/p2", "")));
+        rangePool(
+            new Allocation("1", "c1", "a/p1", "net1"), new Allocation("33", "c2", "a/p2", ""));
     Map<String, IPBlock> blocks = new HashMap<>();
     blocks.put("wb-10-70-0-0-24.10-70-0-0-28", slot("10.70.0.0/28", null)); // Shared
     blocks.put("wb-10-70-0-0-24.10-70-0-32-28", slot("10.70.0.32/28", "node-9"));
@@ -217,12 +197,7 @@ class ImportPlannerTest {
         ImportPlanner.plan(
             state(
                 List.of(RED),
-                List.of(
-                    new Pool(
-                        "kube-system",
-                        "10.70.0.0-24",
-                        "10.70.0.0/24",
-                        List.of(new Allocation("1", "c1", "a/p1", "net1")))),
+                List.of(rangePool(new Allocation("1", "c1", "a/p1", "net1"))),
                 Map.of()));
     IPPool imported = new IPPool();
     imported.setMetadata(
@@ -237,13 +212,9 @@ class ImportPlannerTest {
             List.of(new SwitchedNetwork("a/red", "red", List.of("wb-10-70-0-0-24"))),
             List.of(),
             List.of(
-                new Pool(
-                    "kube-system",
-                    "10.70.0.0-24",
-                    "10.70.0.0/24",
-                    List.of(
-                        new Allocation("1", "c1", "a/p1", "net1"),
-                        new Allocation("2", "c2", "a/late", "net1")))),
+                rangePool(
+                    new Allocation("1", "c1", "a/p1", "net1"),
+                    new Allocation("2", "c2", "a/late", "net1"))),
             List.of(
                 new Reservation("kube-system", "10.70.0.1", "c1", "a/p1", "net1"),
                 new Reservation("kube-system", "10.70.0.2", "c2", "a/late", "net1")),

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.operator.cli.importer.WhereaboutsState.Allocation;
 import io.kipam.operator.cli.importer.WhereaboutsState.LivePod;
-import io.kipam.operator.cli.importer.WhereaboutsState.Pool;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -15,32 +14,20 @@ class PlanTextTest {
 
   private static ImportPlan plan() {
     WhereaboutsNetwork red =
-        NadConfigParser.parse(
-                "a",
-                "red",
-                "{\"name\":\"red\",\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.70.0.0/24\"}}")
-            .network()
-            .orElseThrow();
+        WhereaboutsObjects.network(
+            "a/red",
+            "{\"name\":\"red\",\"ipam\":{\"type\":\"whereabouts\",\"range\":\"10.70.0.0/24\"}}");
     return ImportPlanner.plan(
-        new WhereaboutsState(
+        WhereaboutsObjects.state(
             List.of(red),
-            List.of(),
-            List.of(),
             List.of(
-                new Pool(
-                    "kube-system",
-                    "10.70.0.0-24",
-                    "10.70.0.0/24",
-                    List.of(
-                        new Allocation("1", "c1", "a/p1", "net1"),
-                        new Allocation("2", "c2", "a/p2", "net1"),
-                        new Allocation("3", "c3", "a/gone", "net1")))),
-            List.of(),
+                WhereaboutsObjects.rangePool(
+                    new Allocation("1", "c1", "a/p1", "net1"),
+                    new Allocation("2", "c2", "a/p2", "net1"),
+                    new Allocation("3", "c3", "a/gone", "net1"))),
             Map.of(
                 "a/p1", new LivePod("a", "p1", "u1", "node-1", "Running", false),
                 "a/p2", new LivePod("a", "p2", "u2", "node-2", "Pending", false)),
-            Map.of(),
-            Map.of(),
             Map.of()));
   }
 

@@ -78,6 +78,17 @@ class AllocatorTest {
     return ips;
   }
 
+  /**
+   * The lease an ADD of attachment 0 wrote though its answer was lost: the ADD fails with an
+   * unknown outcome and the store holds the object.
+   */
+  private Lease addWithLostAnswer(PoolView pool) {
+    store.lostAnswers = 1.0;
+    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
+    store.lostAnswers = 0;
+    return store.addresses.values().iterator().next();
+  }
+
   private Lease add(PoolView pool, int i) {
     return allocator
         .allocate(AddRequest.dynamic(List.of(pool), attachment(i), pod(i), NETWORK, null))
@@ -610,10 +621,7 @@ class AllocatorTest {
   @Test
   void aWriteWithUnknownOutcomeKeepsItsAddressTakenInEveryNamespaceUntilSettled() {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
-    store.lostAnswers = 1.0;
-    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
-    store.lostAnswers = 0;
-    Lease written = store.addresses.values().iterator().next();
+    Lease written = addWithLostAnswer(pool);
 
     // Pods of the other two namespaces get the other address, never the uncertain one.
     Lease other = add(pool, 1);
@@ -629,10 +637,7 @@ class AllocatorTest {
   @Test
   void aRetriedAddAdoptsTheObjectItsLostAnswerCreated() {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
-    store.lostAnswers = 1.0;
-    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
-    store.lostAnswers = 0;
-    Lease written = store.addresses.values().iterator().next();
+    Lease written = addWithLostAnswer(pool);
     ledger.leaseSeen(written); // the node's watch delivers the object
 
     assertThat(add(pool, 0)).isEqualTo(written);
@@ -645,10 +650,7 @@ class AllocatorTest {
   @Test
   void aRetryBeforeTheWatchShowsTheLostWriteGetsTheSameAddressAndNoSecondOne() {
     PoolView pool = pool("p4", "10.0.0.0/29", 29, 0);
-    store.lostAnswers = 1.0;
-    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
-    store.lostAnswers = 0;
-    Lease written = store.addresses.values().iterator().next();
+    Lease written = addWithLostAnswer(pool);
 
     // The runtime retries at once; the node's watch has not delivered the object yet.
     Lease retried = add(pool, 0);
@@ -683,10 +685,7 @@ class AllocatorTest {
   @Test
   void anUnsettledAddressStaysTakenWhileTheApiCannotBeRead() {
     PoolView pool = pool("p4", "10.0.0.0/30", 30, 0);
-    store.lostAnswers = 1.0;
-    assertThatThrownBy(() -> add(pool, 0)).isInstanceOf(WriteOutcomeUnknownException.class);
-    store.lostAnswers = 0;
-    Lease written = store.addresses.values().iterator().next();
+    Lease written = addWithLostAnswer(pool);
     store.failWrites = true;
 
     allocator.settle(Duration.ZERO);

@@ -7,14 +7,13 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.IpFamily;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.cni.spec.CniException;
 import io.kipam.cni.spec.CniRequest;
+import io.kipam.node.kube.MapPoolDirectory;
 import io.kipam.node.kube.NodeWatch;
 import io.kipam.node.kube.PodSummary;
-import io.kipam.node.kube.PoolDirectory;
 import io.kipam.node.request.AddRequests;
 import io.kipam.node.request.NetworkSelection;
 import io.kipam.testing.AddressSteps;
@@ -183,7 +182,11 @@ class AddressModelTest {
     }
 
     /** The pools and namespaces as a node's watches show them; counts as kipam-operator's. */
-    final class Directory implements PoolDirectory {
+    final class Directory extends MapPoolDirectory {
+      Directory() {
+        super(pools, namespaceAnnotations);
+      }
+
       @Override
       public PoolView pool(String name, String namespace) throws NodeWatch.PoolNotUsableException {
         PoolView pool = pools.get(name);
@@ -192,21 +195,6 @@ class AddressModelTest {
         }
         return pool.withAvailable(BigInteger.valueOf(available(pool)))
             .withCount(clock.instant(), null);
-      }
-
-      @Override
-      public Optional<IpFamily> poolFamily(String name) {
-        return Optional.ofNullable(pools.get(name)).map(p -> p.layout().family());
-      }
-
-      @Override
-      public Optional<String> poolNetwork(String name) {
-        return Optional.ofNullable(pools.get(name)).map(PoolView::network);
-      }
-
-      @Override
-      public Optional<String> namespaceAnnotation(String namespace, String key) {
-        return Optional.ofNullable(namespaceAnnotations.getOrDefault(namespace, Map.of()).get(key));
       }
     }
 

@@ -5,19 +5,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.net.IpFamily;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.node.alloc.PodRef;
 import io.kipam.node.alloc.PoolView;
 import io.kipam.node.alloc.Refusal;
+import io.kipam.node.kube.MapPoolDirectory;
 import io.kipam.node.kube.NodeWatch;
 import io.kipam.node.kube.PodSummary;
-import io.kipam.node.kube.PoolDirectory;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,7 +46,11 @@ class PoolChoiceTest {
             .withNetwork(network));
   }
 
-  private final class Directory implements PoolDirectory {
+  private final class Directory extends MapPoolDirectory {
+    Directory() {
+      super(pools, namespaces);
+    }
+
     @Override
     public PoolView pool(String name, String namespace) throws NodeWatch.PoolNotUsableException {
       PoolView pool = pools.get(name);
@@ -56,21 +58,6 @@ class PoolChoiceTest {
         throw new NodeWatch.PoolNotUsableException("IPPool " + name + " does not exist");
       }
       return pool;
-    }
-
-    @Override
-    public Optional<IpFamily> poolFamily(String name) {
-      return Optional.ofNullable(pools.get(name)).map(p -> p.layout().family());
-    }
-
-    @Override
-    public Optional<String> poolNetwork(String name) {
-      return Optional.ofNullable(pools.get(name)).map(PoolView::network);
-    }
-
-    @Override
-    public Optional<String> namespaceAnnotation(String namespace, String key) {
-      return Optional.ofNullable(namespaces.getOrDefault(namespace, Map.of()).get(key));
     }
   }
 

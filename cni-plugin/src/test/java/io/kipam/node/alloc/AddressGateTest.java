@@ -51,6 +51,11 @@ class AddressGateTest {
     return request.unwritten(pool, IpAddress.parse(ip), Cidr.parse(block), "node-a");
   }
 
+  /** A write of {@code ip} in {@code block} of {@code pool} is refused as a bad configuration. */
+  private void invalid(AddRequest request, PoolView pool, String ip, String block, String message) {
+    refused(request, pool, lease(request, pool, ip, block), Refusal.Kind.INVALID_CONFIG, message);
+  }
+
   private void refused(
       AddRequest request, PoolView pool, Lease lease, Refusal.Kind kind, String message) {
     assertThatThrownBy(() -> gate.admit(request, pool, lease))
@@ -62,22 +67,22 @@ class AddressGateTest {
   @Test
   void aPoolTheRequestMayNotUseIsRefused() {
     AddRequest request = request("blue", blue);
-    refused(
+    invalid(
         request,
         blueToo,
-        lease(request, blueToo, "192.168.1.5", "192.168.1.0/28"),
-        Refusal.Kind.INVALID_CONFIG,
+        "192.168.1.5",
+        "192.168.1.0/28",
         "pool blue-b is not among the pools the attachment may use");
   }
 
   @Test
   void aPoolOfAnotherNetworkThanTheInterfacesIsRefused() {
     AddRequest request = request("blue", blue, red);
-    refused(
+    invalid(
         request,
         red,
-        lease(request, red, "192.168.0.5", "192.168.0.0/28"),
-        Refusal.Kind.INVALID_CONFIG,
+        "192.168.0.5",
+        "192.168.0.0/28",
         "pool red-a belongs to network red, but the interface's network configuration net1-conf"
             + " gives addresses of network blue");
   }
@@ -85,18 +90,14 @@ class AddressGateTest {
   @Test
   void anAddressThePoolDoesNotHandOutOrOutsideItsBlockIsRefused() {
     AddRequest request = request("blue", blue);
-    refused(
+    invalid(
         request,
         blue,
-        lease(request, blue, "192.168.0.0", "192.168.0.0/28"),
-        Refusal.Kind.INVALID_CONFIG,
+        "192.168.0.0",
+        "192.168.0.0/28",
         "address 192.168.0.0 is not one pool blue-a hands out");
-    refused(
-        request,
-        blue,
-        lease(request, blue, "192.168.0.5", "192.168.0.16/28"),
-        Refusal.Kind.INVALID_CONFIG,
-        "does not lie in block 192.168.0.16/28");
+    invalid(
+        request, blue, "192.168.0.5", "192.168.0.16/28", "does not lie in block 192.168.0.16/28");
   }
 
   @Test

@@ -18,6 +18,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The address of an IPAMClaim (design §5b): one per claim and pool, whatever the interleaving of
@@ -145,22 +147,18 @@ class PersistentAddressesTest {
     assertRefused(claim, forged, "Exclusive");
   }
 
-  @Test
-  void aSubClaimUnderAnotherSlotThanItsAddressesIsRefused() {
-    Cidr slot = sharedSlot("10.0.0.32/28");
-    IpAddress forged = IpAddress.parse("10.0.0.17");
-    ClaimStore.Claim claim = claimWithSubClaim("q2", slot, forged);
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a sub-claim under another slot than its address is refused,"
+        + " q2, 10.0.0.32/28, 10.0.0.17, 10.0.0.16/28",
+    "a sub-claim outside the pool is refused, q0, 10.0.1.0/28, 10.0.1.5, p4",
+  })
+  void aSubClaimUnderASharedSlotIsRefused(
+      String description, String namespace, String slot, String address, String why) {
+    IpAddress forged = IpAddress.parse(address);
+    ClaimStore.Claim claim = claimWithSubClaim(namespace, sharedSlot(slot), forged);
 
-    assertRefused(claim, forged, "10.0.0.16/28");
-  }
-
-  @Test
-  void aSubClaimOutsideThePoolIsRefused() {
-    Cidr slot = sharedSlot("10.0.1.0/28");
-    IpAddress forged = IpAddress.parse("10.0.1.5");
-    ClaimStore.Claim claim = claimWithSubClaim("q0", slot, forged);
-
-    assertRefused(claim, forged, "p4");
+    assertRefused(claim, forged, why);
   }
 
   @Test

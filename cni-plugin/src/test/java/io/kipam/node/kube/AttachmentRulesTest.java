@@ -49,23 +49,23 @@ class AttachmentRulesTest {
     }
   }
 
-  @Test
-  void aStaticPodsAddressIsKeptWhateverItsMirrorPodDoes() {
+  /**
+   * Cases where the Pod's state does not matter: a static Pod's address (its mirror Pod may come
+   * and go), and an object from before the finalizer, adopted unless it is being deleted.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "the address of a static Pod is kept while its object is deleted, true, true, true, KEEP",
+    "nothing is done to the object of a static Pod not being deleted, false, true, true, NOTHING",
+    "an object from before the finalizer is adopted, false, false, false, ADOPT",
+    "an object being deleted without the finalizer is left alone, true, false, false, NOTHING",
+  })
+  void whateverThePodDoes(
+      String description, boolean deleting, boolean finalized, boolean nodeHeld, Action action) {
     for (PodState pod : PodState.values()) {
-      assertThat(AttachmentRules.decide(new Facts(true, true, true, pod, true)))
-          .isEqualTo(Action.KEEP);
-      assertThat(AttachmentRules.decide(new Facts(false, true, true, pod, true)))
-          .isEqualTo(Action.NOTHING);
-    }
-  }
-
-  @Test
-  void anObjectFromBeforeTheFinalizerIsAdoptedAndOneBeingDeletedWithoutItIsLeftAlone() {
-    for (PodState pod : PodState.values()) {
-      assertThat(AttachmentRules.decide(new Facts(false, false, false, pod, true)))
-          .isEqualTo(Action.ADOPT);
-      assertThat(AttachmentRules.decide(new Facts(true, false, false, pod, true)))
-          .isEqualTo(Action.NOTHING);
+      assertThat(AttachmentRules.decide(new Facts(deleting, finalized, nodeHeld, pod, true)))
+          .as("%s, pod %s", description, pod)
+          .isEqualTo(action);
     }
   }
 

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * kipam-node hands out addresses only from blocks named for their pool and CIDR (design §7): a
@@ -24,21 +26,21 @@ class BlocksTest {
     return block;
   }
 
-  @Test
-  void aBlockNamedForItsPoolAndCidrIsOne() {
-    assertThat(Blocks.named(block("pods.10-0-1-0-26", "pods", "10.0.1.0/26"))).isTrue();
-    assertThat(Blocks.named(block("pods.10-0-1-7-32", "pods", "10.0.1.7/32")))
-        .as("a sub-claim")
-        .isTrue();
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a block named for its pool and CIDR, pods.10-0-1-0-26, 10.0.1.0/26, true",
+    "a sub-claim, pods.10-0-1-7-32, 10.0.1.7/32, true",
+    "a block named for another slot than its CIDR, pods.10-0-1-64-26, 10.0.1.0/26, false",
+    "a block named for another pool, other.10-0-1-0-26, 10.0.1.0/26, false",
+    "a block whose CIDR is no CIDR, pods.10-0-1-0-26, not-a-cidr, false",
+  })
+  void aBlockIsOneOnlyWhenNamedForItsPoolAndCidr(
+      String description, String name, String cidr, boolean named) {
+    assertThat(Blocks.named(block(name, "pods", cidr))).as(description).isEqualTo(named);
   }
 
   @Test
-  void aBlockNamedForAnotherSlotThanItsCidrIsNot() {
-    assertThat(Blocks.named(block("pods.10-0-1-64-26", "pods", "10.0.1.0/26"))).isFalse();
-    assertThat(Blocks.named(block("other.10-0-1-0-26", "pods", "10.0.1.0/26")))
-        .as("another pool's name")
-        .isFalse();
-    assertThat(Blocks.named(block("pods.10-0-1-0-26", "pods", "not-a-cidr"))).isFalse();
+  void aBlockWithoutASpecIsNot() {
     IPBlock noSpec = block("pods.10-0-1-0-26", "pods", "10.0.1.0/26");
     noSpec.setSpec(null);
     assertThat(Blocks.named(noSpec)).isFalse();

@@ -86,6 +86,20 @@ abstract class KipamContract {
         + "}}";
   }
 
+  /** A socket no daemon listens on. */
+  private Path absentSocket() {
+    return dir.resolve("absent.sock");
+  }
+
+  /**
+   * The output of a call with {@code env} and a config naming {@link #absentSocket}, which must
+   * fail.
+   */
+  private String failsWithoutTheDaemon(Map<String, String> env) throws Exception {
+    assertThat(run(env, config(absentSocket()))).isEqualTo(1);
+    return out();
+  }
+
   @Test
   void versionIsAnsweredWithoutTheDaemon() throws Exception {
     int exit = run(Map.of("CNI_COMMAND", "VERSION"), "{\"cniVersion\":\"0.4.0\"}");
@@ -105,14 +119,9 @@ abstract class KipamContract {
 
   @Test
   void unreachableDaemonIsTryAgainLaterNamingTheSocket() throws Exception {
-    Path socket = dir.resolve("absent.sock");
-
-    int exit = run(Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "c1"), config(socket));
-
-    assertThat(exit).isEqualTo(1);
-    assertThat(out())
+    assertThat(failsWithoutTheDaemon(Map.of("CNI_COMMAND", "ADD", "CNI_CONTAINERID", "c1")))
         .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":11,")
-        .contains("cannot reach kipam-node at " + socket)
+        .contains("cannot reach kipam-node at " + absentSocket())
         .contains("running and ready");
   }
 
@@ -300,22 +309,14 @@ abstract class KipamContract {
 
   @Test
   void statusOfAnUnreachableDaemonIsNotAvailable() throws Exception {
-    Path socket = dir.resolve("absent.sock");
-
-    assertThat(run(Map.of("CNI_COMMAND", "STATUS"), config(socket))).isEqualTo(1);
-    assertThat(out())
+    assertThat(failsWithoutTheDaemon(Map.of("CNI_COMMAND", "STATUS")))
         .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":50,")
-        .contains("kipam-node at " + socket + " is not available");
+        .contains("kipam-node at " + absentSocket() + " is not available");
   }
 
   @Test
   void aMalformedTimeoutIsAnInvalidEnvironment() throws Exception {
-    Path socket = dir.resolve("absent.sock");
-
-    int exit = run(Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "soon"), config(socket));
-
-    assertThat(exit).isEqualTo(1);
-    assertThat(out())
+    assertThat(failsWithoutTheDaemon(Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "soon")))
         .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":4,")
         .contains("KIPAM_TIMEOUT_SECONDS must be a whole number of seconds of at least 1");
   }
@@ -336,7 +337,7 @@ abstract class KipamContract {
   @ParameterizedTest
   @ValueSource(strings = {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"})
   void errorsAnswerInTheCallersVersion(String version) throws Exception {
-    Path socket = dir.resolve("absent.sock");
+    Path socket = absentSocket();
     String config =
         "{\"cniVersion\":\""
             + version

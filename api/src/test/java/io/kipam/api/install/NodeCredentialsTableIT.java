@@ -1,14 +1,12 @@
 package io.kipam.api.install;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
@@ -88,8 +86,7 @@ class NodeCredentialsTableIT {
 
   @BeforeAll
   void install() {
-    System.out.println(
-        "NodeCredentialsTableIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    NodeAttacks.printSeed("NodeCredentialsTableIT", seed);
     List<String> nodes = new ArrayList<>(List.of(POOL + "-n1", POOL + "-n2"));
     Collections.shuffle(nodes, random);
     attacker = nodes.get(0);
@@ -115,15 +112,15 @@ class NodeCredentialsTableIT {
         Target.OTHER_SLOT,
         victimClient.resource(shapes.protectedSlot("10.48.2.0/28", victim)).create());
     IPBlock shared = victimClient.resource(shapes.sharedFromBirth("10.48.3.0/28", victim)).create();
-    status(victimClient, shared, "{\"status\":{\"mode\":\"Shared\"}}");
+    NodeAttacks.status(victimClient, shared, "{\"status\":{\"mode\":\"Shared\"}}");
     objects.put(Target.SHARED_SLOT, shared);
     IPBlock converted =
         attackerClient.resource(shapes.protectedSlot("10.48.4.0/28", attacker)).create();
-    status(
+    NodeAttacks.status(
         admin,
         converted,
         "{\"status\":{\"share\":{\"requestedAt\":\"2026-11-27T00:00:00Z\",\"reason\":\"test\"}}}");
-    status(attackerClient, converted, "{\"status\":{\"mode\":\"Shared\"}}");
+    NodeAttacks.status(attackerClient, converted, "{\"status\":{\"mode\":\"Shared\"}}");
     objects.put(Target.CONVERTED_SLOT, converted);
     objects.put(
         Target.OWN_CLAIM_SUB_CLAIM,
@@ -195,46 +192,17 @@ class NodeCredentialsTableIT {
         new NodeBuilder().withNewMetadata().withName(POOL + "-new").endMetadata().build());
     creates.put(Target.OTHER_NODE, creates.get(Target.OWN_NODE));
 
-    // A policy takes effect a moment after it is stored, and one with IPBlocks as parameters once
-    // kube-apiserver's cache holds them: wait until both kinds refuse.
-    await()
-        .atMost(Duration.ofSeconds(120))
-        .untilAsserted(
-            () -> {
-              assertThatThrownBy(
-                      () ->
-                          attackerClient
-                              .resource(shapes.slot("10.48.2.32/28", victim))
-                              .dryRun()
-                              .create())
-                  .hasMessageContaining("kipam-node of node " + attacker);
-              assertThatThrownBy(
-                      () ->
-                          attackerClient
-                              .resource(
-                                  shapes.subClaim(
-                                      "10.48.2.9",
-                                      attacker,
-                                      (IPBlock) objects.get(Target.OTHER_SLOT)))
-                              .dryRun()
-                              .create())
-                  .hasMessageContaining("may not sub-claim");
-            });
+    NodeAttacks.awaitPoliciesRefuse(
+        attackerClient,
+        attacker,
+        shapes.slot("10.48.2.32/28", victim),
+        shapes.subClaim("10.48.2.9", attacker, (IPBlock) objects.get(Target.OTHER_SLOT)));
   }
 
   @AfterAll
   void cleanUp() {
     clients.values().forEach(KubernetesClient::close);
-    for (IPAddress address :
-        admin.resources(IPAddress.class).inNamespace(NAMESPACE).list().getItems()) {
-      admin.resource(address).edit(NodeCredentialsTableIT::withoutFinalizers);
-    }
-    admin.namespaces().withName(NAMESPACE).delete();
-    for (IPBlock block :
-        admin.resources(IPBlock.class).withLabel("kipam.io/pool", POOL).list().getItems()) {
-      admin.resource(block).edit(NodeCredentialsTableIT::withoutFinalizers);
-      admin.resource(block).delete();
-    }
+    NodeAttacks.removeAll(admin, List.of(NAMESPACE), List.of(POOL));
     admin.resources(IPPool.class).withName(POOL).delete();
     admin.nodes().withName(attacker).delete();
     admin.nodes().withName(victim).delete();
@@ -442,18 +410,5 @@ class NodeCredentialsTableIT {
   private static String message(String body) {
     int at = body == null ? -1 : body.indexOf("\"message\":");
     return at < 0 ? String.valueOf(body) : body.substring(at, Math.min(body.length(), at + 400));
-  }
-
-  private static void status(KubernetesClient client, IPBlock block, String patch) {
-    client
-        .resources(IPBlock.class)
-        .withName(block.getMetadata().getName())
-        .subresource("status")
-        .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-  }
-
-  private static <T extends HasMetadata> T withoutFinalizers(T object) {
-    object.getMetadata().setFinalizers(new ArrayList<>());
-    return object;
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -14,13 +13,10 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,77 +33,29 @@ import org.junit.jupiter.api.TestInstance;
  */
 @WithControlPlane
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class NodeForgeriesIT {
+class NodeForgeriesIT extends NodeAttacks {
 
   private static final String POOL = "forge-" + Long.toString(System.nanoTime() % 100_000, 36);
   private static final String OTHER_POOL = POOL + "-b";
   private static final List<String> NAMESPACES = List.of(POOL + "-red", POOL + "-green");
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient admin = controlPlane.client();
-  private final List<KubernetesClient> opened = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
-  private String attacker;
-  private String victim;
-  private String third;
-  private KubernetesClient attackerClient;
-  private KubernetesClient victimClient;
-  private KubernetesClient thirdClient;
   private KubernetesClient operator;
 
   @BeforeAll
   void install() {
-    System.out.println("NodeForgeriesIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    List<String> nodes = new ArrayList<>(List.of(POOL + "-n1", POOL + "-n2", POOL + "-n3"));
-    Collections.shuffle(nodes, random);
-    attacker = nodes.get(0);
-    victim = nodes.get(1);
-    third = nodes.get(2);
-    System.out.println("attacker " + attacker + ", attacked " + victim + ", third " + third);
-    KipamInstall.applyWith(controlPlane, nodes, NAMESPACES);
-    attackerClient = opened(KipamInstall.nodeClient(controlPlane, attacker));
-    victimClient = opened(KipamInstall.nodeClient(controlPlane, victim));
-    thirdClient = opened(KipamInstall.nodeClient(controlPlane, third));
+    installForThreeNodes(POOL, NAMESPACES);
     operator = opened(KipamInstall.serviceAccountClient(controlPlane, "kipam-operator"));
-    // A policy takes effect a moment after it is stored, and a policy with IPBlocks as parameters
-    // once kube-apiserver's cache holds them: wait until both kinds refuse.
     IPBlock probe = victimClient.resource(slot("10.46.255.0/28", victim)).create();
-    await()
-        .atMost(Duration.ofSeconds(120))
-        .untilAsserted(
-            () -> {
-              assertThatThrownBy(
-                      () ->
-                          attackerClient.resource(slot("10.46.254.0/28", victim)).dryRun().create())
-                  .hasMessageContaining("kipam-node of node " + attacker);
-              assertThatThrownBy(
-                      () ->
-                          attackerClient
-                              .resource(subClaim("10.46.255.3", attacker, name(probe)))
-                              .dryRun()
-                              .create())
-                  .hasMessageContaining("may not sub-claim");
-            });
+    awaitPoliciesRefuse(
+        attackerClient,
+        attacker,
+        slot("10.46.254.0/28", victim),
+        subClaim("10.46.255.3", attacker, name(probe)));
   }
 
   @AfterAll
   void cleanUp() {
-    opened.forEach(KubernetesClient::close);
-    for (String namespace : NAMESPACES) {
-      for (IPAddress address :
-          admin.resources(IPAddress.class).inNamespace(namespace).list().getItems()) {
-        admin.resource(address).edit(NodeForgeriesIT::withoutFinalizers);
-      }
-      admin.namespaces().withName(namespace).delete();
-    }
-    for (String pool : List.of(POOL, OTHER_POOL)) {
-      for (IPBlock block :
-          admin.resources(IPBlock.class).withLabel("kipam.io/pool", pool).list().getItems()) {
-        admin.resource(block).edit(NodeForgeriesIT::withoutFinalizers);
-        admin.resource(block).delete();
-      }
-    }
+    closeAndRemove(NAMESPACES, List.of(POOL, OTHER_POOL));
   }
 
   /**
@@ -342,7 +290,7 @@ class NodeForgeriesIT {
         "strip the finalizer of its converted slot being deleted, "
             + third
             + "'s sub-claim under it",
-        () -> victimClient.resource(fresh(slot)).edit(NodeForgeriesIT::withoutFinalizers),
+        () -> victimClient.resource(fresh(slot)).edit(NodeAttacks::withoutFinalizers),
         strip);
     assertThat(admin.resource(slot).get()).as("kept by its finalizer").isNotNull();
     System.out.println(
@@ -369,18 +317,6 @@ class NodeForgeriesIT {
     String from = denied >= 0 ? message.substring(denied) : message;
     int end = from.indexOf(". Received status");
     return end >= 0 ? from.substring(0, end) : from;
-  }
-
-  private <T extends HasMetadata> T fresh(T object) {
-    return admin.resource(object).get();
-  }
-
-  private static void status(KubernetesClient client, IPBlock block, String patch) {
-    client
-        .resources(IPBlock.class)
-        .withName(name(block))
-        .subresource("status")
-        .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
   }
 
   private static IPBlock slot(String cidr, String node) {
@@ -416,29 +352,5 @@ class NodeForgeriesIT {
    */
   private static IPAddress address(String namespace, String ip, String node, String block) {
     return TestAddresses.address(POOL, namespace, ip, node, block);
-  }
-
-  private static <T extends HasMetadata> T relabelled(T object, String label, String value) {
-    object.getMetadata().getLabels().put(label, value);
-    return object;
-  }
-
-  private static <T extends HasMetadata> T unlabelled(T object, String label) {
-    object.getMetadata().getLabels().remove(label);
-    return object;
-  }
-
-  private static <T extends HasMetadata> T withoutFinalizers(T object) {
-    object.getMetadata().setFinalizers(new ArrayList<>());
-    return object;
-  }
-
-  private KubernetesClient opened(KubernetesClient client) {
-    opened.add(client);
-    return client;
-  }
-
-  private static String name(HasMetadata object) {
-    return object.getMetadata().getName();
   }
 }

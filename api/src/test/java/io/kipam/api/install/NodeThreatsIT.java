@@ -20,7 +20,6 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -28,7 +27,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -46,77 +44,30 @@ import org.junit.jupiter.api.TestInstance;
  */
 @WithControlPlane
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class NodeThreatsIT {
+class NodeThreatsIT extends NodeAttacks {
 
   private static final String POOL = "threat-" + Long.toString(System.nanoTime() % 100_000, 36);
   private static final List<String> NAMESPACES =
       List.of(POOL + "-red", POOL + "-green", POOL + "-blue");
-
-  private final ControlPlane controlPlane = ControlPlane.shared();
-  private final KubernetesClient admin = controlPlane.client();
-  private final List<KubernetesClient> opened = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
-  private String attacker;
-  private String victim;
-  private String third;
-  private KubernetesClient attackerClient;
-  private KubernetesClient victimClient;
-  private KubernetesClient thirdClient;
 
   /** One attempt of the table: what it tries, the write, and the words of the rule refusing it. */
   private record Attempt(String what, ThrowingCallable write, String rule) {}
 
   @BeforeAll
   void install() {
-    System.out.println("NodeThreatsIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    List<String> nodes = new ArrayList<>(List.of(POOL + "-n1", POOL + "-n2", POOL + "-n3"));
-    Collections.shuffle(nodes, random);
-    attacker = nodes.get(0);
-    victim = nodes.get(1);
-    third = nodes.get(2);
-    System.out.println("attacker " + attacker + ", attacked " + victim + ", third " + third);
-    KipamInstall.applyWith(controlPlane, nodes, NAMESPACES);
+    installForThreeNodes(POOL, NAMESPACES);
     KipamCrds.installIpamClaims(admin);
-    attackerClient = opened(KipamInstall.nodeClient(controlPlane, attacker));
-    victimClient = opened(KipamInstall.nodeClient(controlPlane, victim));
-    thirdClient = opened(KipamInstall.nodeClient(controlPlane, third));
-    // A policy takes effect a moment after it is stored, and the sub-claim policy once
-    // kube-apiserver's cache holds the slots it reads: wait until both refuse.
     IPBlock probe = victimClient.resource(slot("10.44.255.0/28", victim)).create();
-    await()
-        .atMost(Duration.ofSeconds(120))
-        .untilAsserted(
-            () -> {
-              assertThatThrownBy(
-                      () ->
-                          attackerClient.resource(slot("10.44.254.0/28", victim)).dryRun().create())
-                  .hasMessageContaining("kipam-node of node " + attacker);
-              assertThatThrownBy(
-                      () ->
-                          attackerClient
-                              .resource(subClaim("10.44.255.3", attacker, name(probe)))
-                              .dryRun()
-                              .create())
-                  .hasMessageContaining("may not sub-claim");
-            });
+    awaitPoliciesRefuse(
+        attackerClient,
+        attacker,
+        slot("10.44.254.0/28", victim),
+        subClaim("10.44.255.3", attacker, name(probe)));
   }
 
   @AfterAll
   void cleanUp() {
-    opened.forEach(KubernetesClient::close);
-    for (String namespace : NAMESPACES) {
-      for (IPAddress address :
-          admin.resources(IPAddress.class).inNamespace(namespace).list().getItems()) {
-        admin.resource(address).edit(a -> withoutFinalizers(a));
-      }
-      admin.namespaces().withName(namespace).delete();
-    }
-    for (IPBlock block :
-        admin.resources(IPBlock.class).withLabel("kipam.io/pool", POOL).list().getItems()) {
-      admin.resource(block).edit(b -> withoutFinalizers(b));
-      admin.resource(block).delete();
-    }
+    closeAndRemove(NAMESPACES, List.of(POOL));
   }
 
   @Test
@@ -198,12 +149,12 @@ class NodeThreatsIT {
     attempts.add(
         new Attempt(
             "strip kipam.io/attachment from " + victim + "'s IPAddress",
-            () -> attackerClient.resource(fresh(theirs)).edit(NodeThreatsIT::withoutFinalizers),
+            () -> attackerClient.resource(fresh(theirs)).edit(NodeAttacks::withoutFinalizers),
             me + " may only change or delete IPAddresses whose spec.node is " + attacker));
     attempts.add(
         new Attempt(
             "strip the finalizer of a Shared slot",
-            () -> attackerClient.resource(fresh(shared)).edit(NodeThreatsIT::withoutFinalizers),
+            () -> attackerClient.resource(fresh(shared)).edit(NodeAttacks::withoutFinalizers),
             me
                 + " may not change the finalizers, labels or annotations of IPBlock "
                 + name(shared)));
@@ -233,7 +184,7 @@ class NodeThreatsIT {
     attempts.add(
         new Attempt(
             "strip the finalizer of an IPAMClaim's sub-claim",
-            () -> attackerClient.resource(fresh(claimed)).edit(NodeThreatsIT::withoutFinalizers),
+            () -> attackerClient.resource(fresh(claimed)).edit(NodeAttacks::withoutFinalizers),
             me
                 + " may not change the finalizers, labels or annotations of IPBlock "
                 + name(claimed)));
@@ -293,7 +244,7 @@ class NodeThreatsIT {
     attempts.add(
         new Attempt(
             "strip kipam.io/block-protection from its own slot that is not being deleted",
-            () -> attackerClient.resource(fresh(ownSlot)).edit(NodeThreatsIT::withoutFinalizers),
+            () -> attackerClient.resource(fresh(ownSlot)).edit(NodeAttacks::withoutFinalizers),
             me
                 + " removes the finalizer kipam.io/block-protection only from an object being deleted"));
     attempts.add(
@@ -311,7 +262,7 @@ class NodeThreatsIT {
     attempts.add(
         new Attempt(
             "record demand on Node " + victim,
-            () -> demand(attackerClient, victim),
+            () -> demand(attackerClient, victim, POOL),
             "kipam-node may change only the Node its service-account token is bound to ("
                 + attacker
                 + "), not Node "
@@ -398,7 +349,7 @@ class NodeThreatsIT {
     status(attackerClient, ownSlot, "{\"status\":{\"allocated\":2}}");
     IPBlock newShared = attackerClient.resource(sharedFromBirth("10.44.7.0/28", attacker)).create();
     status(attackerClient, newShared, "{\"status\":{\"mode\":\"Shared\"}}");
-    demand(attackerClient, attacker);
+    demand(attackerClient, attacker, POOL);
     operator
         .nodes()
         .withName(attacker)
@@ -407,12 +358,12 @@ class NodeThreatsIT {
             PatchContext.of(PatchType.JSON_MERGE),
             "{\"status\":{\"capacity\":{\"kipam.io/ip\":\"13\"},\"allocatable\":{\"kipam.io/ip\":\"13\"}}}");
     attackerClient.resource(ownAddress).delete();
-    attackerClient.resource(fresh(ownAddress)).edit(NodeThreatsIT::withoutFinalizers);
+    attackerClient.resource(fresh(ownAddress)).edit(NodeAttacks::withoutFinalizers);
     assertThat(admin.resource(ownAddress).get()).as("gone once its attachment is over").isNull();
     attackerClient.resource(ownSubClaim).delete();
     attackerClient.resource(sharedSubClaim).delete();
     attackerClient.resource(ownSlot).delete();
-    attackerClient.resource(fresh(ownSlot)).edit(NodeThreatsIT::withoutFinalizers);
+    attackerClient.resource(fresh(ownSlot)).edit(NodeAttacks::withoutFinalizers);
     assertThat(admin.resource(ownSlot).get()).as("own slot given back").isNull();
     System.out.println(
         attacker
@@ -557,28 +508,6 @@ class NodeThreatsIT {
     return (end >= 0 ? from.substring(0, end) : from).replace('|', '/');
   }
 
-  /** The object as it is now: an edit of an older version would fail on its resourceVersion. */
-  private <T extends HasMetadata> T fresh(T object) {
-    return admin.resource(object).get();
-  }
-
-  private static void status(KubernetesClient client, IPBlock block, String patch) {
-    client
-        .resources(IPBlock.class)
-        .withName(name(block))
-        .subresource("status")
-        .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-  }
-
-  private static void demand(KubernetesClient client, String node) {
-    client
-        .nodes()
-        .withName(node)
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"metadata\":{\"annotations\":{\"kipam.io/demand\":\"" + POOL + "\"}}}");
-  }
-
   private static IPBlock slot(String cidr, String node) {
     return TestBlocks.slot(POOL, cidr, node);
   }
@@ -634,32 +563,8 @@ class NodeThreatsIT {
     return claim;
   }
 
-  private static <T extends HasMetadata> T relabelled(T object, String label, String value) {
-    object.getMetadata().getLabels().put(label, value);
-    return object;
-  }
-
-  private static <T extends HasMetadata> T unlabelled(T object, String label) {
-    object.getMetadata().getLabels().remove(label);
-    return object;
-  }
-
   private static <T extends HasMetadata> T touched(T object) {
     object.getMetadata().getLabels().put("touched", "yes");
     return object;
-  }
-
-  private static <T extends HasMetadata> T withoutFinalizers(T object) {
-    object.getMetadata().setFinalizers(new ArrayList<>());
-    return object;
-  }
-
-  private KubernetesClient opened(KubernetesClient client) {
-    opened.add(client);
-    return client;
-  }
-
-  private static String name(HasMetadata object) {
-    return object.getMetadata().getName();
   }
 }

@@ -73,9 +73,9 @@ class OtherNamespaceInstallIT {
                             }));
         IPBlock own = nodeA.resource(TestBlocks.slot("other", "10.46.0.16/28", "node-a")).create();
         assertThat(own.getMetadata().getUid()).isNotNull();
-        assertThatThrownBy(() -> demand(nodeA, "node-b"))
+        assertThatThrownBy(() -> NodeAttacks.demand(nodeA, "node-b", "other"))
             .hasMessageContaining("kipam-node may change only the Node its service-account token");
-        demand(nodeA, "node-a");
+        NodeAttacks.demand(nodeA, "node-a", "other");
         assertThatThrownBy(
                 () ->
                     operator
@@ -93,15 +93,6 @@ class OtherNamespaceInstallIT {
                 + " kipam-operator's token refused a Node's cpu capacity");
       }
     }
-  }
-
-  private static void demand(KubernetesClient client, String node) {
-    client
-        .nodes()
-        .withName(node)
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"metadata\":{\"annotations\":{\"kipam.io/demand\":\"other\"}}}");
   }
 
   private static String token(ControlPlane controlPlane, String account, String node) {

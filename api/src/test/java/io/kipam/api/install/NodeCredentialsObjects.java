@@ -10,8 +10,6 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The shapes of object a node's credentials meet, in one pool and namespace, each written as the
@@ -47,17 +45,12 @@ final class NodeCredentialsObjects {
   }
 
   IPBlock protectedSlot(String cidr, String node) {
-    IPBlock slot = slot(cidr, node);
-    slot.getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    return slot;
+    return TestBlocks.protectedSlot(pool, cidr, node);
   }
 
   /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
   IPBlock sharedFromBirth(String cidr, String creator) {
-    IPBlock slot = protectedSlot(cidr, null);
-    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
-    return slot;
+    return TestBlocks.sharedFromBirth(pool, cidr, creator);
   }
 
   IPBlock subClaim(String address, String node, IPBlock parent) {

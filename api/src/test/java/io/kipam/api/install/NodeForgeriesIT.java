@@ -15,7 +15,6 @@ import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
@@ -324,17 +323,12 @@ class NodeForgeriesIT extends NodeAttacks {
   }
 
   private static IPBlock protectedSlot(String cidr, String node) {
-    IPBlock slot = slot(cidr, node);
-    slot.getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    return slot;
+    return TestBlocks.protectedSlot(POOL, cidr, node);
   }
 
   /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
   private static IPBlock sharedFromBirth(String cidr, String creator) {
-    IPBlock slot = protectedSlot(cidr, null);
-    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
-    return slot;
+    return TestBlocks.sharedFromBirth(POOL, cidr, creator);
   }
 
   private static IPBlock subClaim(String address, String node, String parent) {

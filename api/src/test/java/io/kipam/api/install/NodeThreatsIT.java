@@ -513,17 +513,12 @@ class NodeThreatsIT extends NodeAttacks {
   }
 
   private static IPBlock protectedSlot(String cidr, String node) {
-    IPBlock slot = slot(cidr, node);
-    slot.getMetadata()
-        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
-    return slot;
+    return TestBlocks.protectedSlot(POOL, cidr, node);
   }
 
   /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
   private static IPBlock sharedFromBirth(String cidr, String creator) {
-    IPBlock slot = protectedSlot(cidr, null);
-    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
-    return slot;
+    return TestBlocks.sharedFromBirth(POOL, cidr, creator);
   }
 
   private static IPBlock subClaim(String address, String node, String parent) {

@@ -31,6 +31,21 @@ public final class TestBlocks {
     return slot;
   }
 
+  /** A {@link #slot} carrying kipam's protection finalizer, as kipam-node claims one. */
+  public static IPBlock protectedSlot(String pool, String cidr, String node) {
+    IPBlock slot = slot(pool, cidr, node);
+    slot.getMetadata()
+        .setFinalizers(new ArrayList<>(List.of(ApiConstants.FINALIZER_BLOCK_PROTECTION)));
+    return slot;
+  }
+
+  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
+  public static IPBlock sharedFromBirth(String pool, String cidr, String creator) {
+    IPBlock slot = protectedSlot(pool, cidr, null);
+    slot.getMetadata().getLabels().put(ApiConstants.LABEL_CREATED_BY, creator);
+    return slot;
+  }
+
   /** {@code node}'s sub-claim of {@code address} in the slot named {@code parent}. */
   public static IPBlock subClaim(String pool, String address, String node, String parent) {
     IpAddress ip = IpAddress.parse(address);

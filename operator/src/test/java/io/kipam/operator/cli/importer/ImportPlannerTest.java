@@ -12,7 +12,6 @@ import io.kipam.operator.cli.importer.WhereaboutsState.Allocation;
 import io.kipam.operator.cli.importer.WhereaboutsState.LivePod;
 import io.kipam.operator.cli.importer.WhereaboutsState.Pool;
 import io.kipam.operator.cli.importer.WhereaboutsState.Reservation;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,11 +123,10 @@ class ImportPlannerTest {
         .extracting(ImportPlan.Leaked::ip)
         .containsExactly("10.70.0.5", "10.70.0.9");
     assertThat(plan.addresses()).extracting(PlannedAddress::ip).containsExactly("10.70.0.6");
-    assertThat(plan.problems())
-        .singleElement()
-        .asString()
-        .contains("OverlappingRangeIPReservation kube-system/10.70.0.7 spec.podref")
-        .contains("no importable whereabouts IPPool allocation carries it");
+    assertOneProblem(
+        plan,
+        "OverlappingRangeIPReservation kube-system/10.70.0.7 spec.podref",
+        "no importable whereabouts IPPool allocation carries it");
   }
 
   @Test
@@ -164,29 +162,18 @@ class ImportPlannerTest {
               assertThat(s.present()).isTrue();
             });
     assertThat(plan.addresses()).extracting(PlannedAddress::ip).containsExactly("10.70.0.1");
-    assertThat(plan.problems())
-        .singleElement()
-        .asString()
-        .contains("IPBlock wb-10-70-0-0-24.10-70-0-32-28 spec.node")
-        .contains("held Exclusive by node node-9");
+    assertOneProblem(
+        plan, "IPBlock wb-10-70-0-0-24.10-70-0-32-28 spec.node", "held Exclusive by node node-9");
   }
 
   @Test
   void anAllocationOutsideTheRangeIsAProblem() {
     pod("a", "p1", "node-1");
-    Pool red =
-        new Pool(
-            "kube-system",
-            "10.70.0.0-24",
-            "10.70.0.0/24",
-            new ArrayList<>(List.of(new Allocation("70", "c1", "a/p1", "net1"))));
+    Pool red = rangePool(new Allocation("70", "c1", "a/p1", "net1"));
     ImportPlan plan = ImportPlanner.plan(state(List.of(RED), List.of(red), Map.of()));
     assertThat(plan.addresses()).isEmpty();
-    assertThat(plan.problems())
-        .singleElement()
-        .asString()
-        .contains("spec.allocations[70]")
-        .contains("10.70.0.70 of pod a/p1 is excluded (10.70.0.64/28)");
+    assertOneProblem(
+        plan, "spec.allocations[70]", "10.70.0.70 of pod a/p1 is excluded (10.70.0.64/28)");
   }
 
   @Test
@@ -228,6 +215,11 @@ class ImportPlannerTest {
     assertThat(again.addresses())
         .extracting(a -> a.ip() + " " + a.network())
         .containsExactly("10.70.0.1 red", "10.70.0.2 red");
+  }
+
+  /** {@code plan} has one problem, and its text holds each of {@code parts}. */
+  private static void assertOneProblem(ImportPlan plan, String... parts) {
+    assertThat(plan.problems()).singleElement().asString().contains(parts);
   }
 
   private static IPBlock slot(String cidr, String node) {

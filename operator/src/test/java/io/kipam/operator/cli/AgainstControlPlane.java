@@ -1,6 +1,7 @@
 package io.kipam.operator.cli;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.util.ArrayList;
@@ -24,6 +25,18 @@ abstract class AgainstControlPlane {
     long seed = new Random().nextLong();
     System.out.println("seed " + seed);
     return seed;
+  }
+
+  /** A new Node named worker-..., registered with the control plane. */
+  String registeredWorker() {
+    String node = Fixtures.uniqueName("worker");
+    Fixtures.registerNode(client, node);
+    return node;
+  }
+
+  /** A new pool of {@code cidr} with blocks of /28, on a network of its own. */
+  IPPool podsPool(String cidr) {
+    return objects.pool(Fixtures.uniqueName("pods"), cidr, 28, Fixtures.uniqueName("net"));
   }
 
   /** Three new namespaces, one each of the teams a, b and c. */

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -29,10 +28,8 @@ class KubectlKipamCheckIT extends AgainstControlPlane {
   void isKipamOperatorCheck() throws Exception {
     Random random = new Random(printedSeed());
     List<String> namespaces = teamNamespaces();
-    String node = Fixtures.uniqueName("worker");
-    Fixtures.registerNode(client, node);
-    IPPool pool =
-        objects.pool(Fixtures.uniqueName("pods"), "10.67.0.0/24", 28, Fixtures.uniqueName("net"));
+    String node = registeredWorker();
+    IPPool pool = podsPool("10.67.0.0/24");
     String name = pool.getMetadata().getName();
     String block = objects.block(pool, "10.67.0.0/28", node, 4).getMetadata().getName();
     for (int i = 0; i < 3; i++) {

@@ -26,8 +26,7 @@ class KubectlKipamPoolsIT extends AgainstControlPlane {
     List<String> namespaces = teamNamespaces();
     String first = Fixtures.uniqueName("worker");
     String second = Fixtures.uniqueName("worker");
-    IPPool pool =
-        objects.pool(Fixtures.uniqueName("pods"), "10.65.0.0/24", 28, Fixtures.uniqueName("net"));
+    IPPool pool = podsPool("10.65.0.0/24");
     String name = pool.getMetadata().getName();
     int onFirst = 3 + random.nextInt(10);
     int onSecond = 1 + random.nextInt(5);

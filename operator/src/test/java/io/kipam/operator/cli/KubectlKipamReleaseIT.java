@@ -55,40 +55,23 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
     // Each case in a namespace of the seed's choosing, written in the seed's order.
     List<Runnable> writes = new ArrayList<>();
     IPAddress[] a = new IPAddress[6];
+    for (int i = 0; i < 4; i++) {
+      int n = i;
+      writes.add(
+          () ->
+              a[n] =
+                  orphanOfPod(
+                      pick(namespaces, random), poolName, block, node, "10.64.0." + (2 + n)));
+    }
     writes.add(
-        () -> a[0] = orphanOfPod(pick(namespaces, random), poolName, block, node, "10.64.0.2"));
+        () ->
+            a[4] =
+                ofLivePod(
+                    pick(namespaces, random), poolName, returningBlock, comesBack, "10.64.0.17"));
     writes.add(
-        () -> a[1] = orphanOfPod(pick(namespaces, random), poolName, block, node, "10.64.0.3"));
-    writes.add(
-        () -> a[2] = orphanOfPod(pick(namespaces, random), poolName, block, node, "10.64.0.4"));
-    writes.add(
-        () -> a[3] = orphanOfPod(pick(namespaces, random), poolName, block, node, "10.64.0.5"));
-    writes.add(
-        () -> {
-          String ns = pick(namespaces, random);
-          a[4] =
-              objects.address(
-                  ns,
-                  poolName,
-                  returningBlock,
-                  comesBack,
-                  "10.64.0.17",
-                  objects.pod(ns, Fixtures.uniqueName("web")),
-                  true);
-        });
-    writes.add(
-        () -> {
-          String ns = pick(namespaces, random);
-          a[5] =
-              objects.address(
-                  ns,
-                  poolName,
-                  goneBlock,
-                  staysGone,
-                  "10.64.0.33",
-                  objects.pod(ns, Fixtures.uniqueName("web")),
-                  true);
-        });
+        () ->
+            a[5] =
+                ofLivePod(pick(namespaces, random), poolName, goneBlock, staysGone, "10.64.0.33"));
     Collections.shuffle(writes, random);
     writes.forEach(Runnable::run);
     IPAddress stillOrphan = a[0];
@@ -265,6 +248,12 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
     objects.pod(ns, pod);
     return objects.address(
         ns, pool, block, node, ip, new PodReference(pod, UUID.randomUUID().toString()), false);
+  }
+
+  /** An address of a new Pod that lives, owned by it. */
+  private IPAddress ofLivePod(String ns, String pool, String block, String node, String ip) {
+    return objects.address(
+        ns, pool, block, node, ip, objects.pod(ns, Fixtures.uniqueName("web")), true);
   }
 
   private static String pick(List<String> namespaces, Random random) {

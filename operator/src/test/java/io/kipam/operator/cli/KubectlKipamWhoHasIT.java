@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
-import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.util.Collections;
 import java.util.List;
@@ -26,10 +25,8 @@ class KubectlKipamWhoHasIT extends AgainstControlPlane {
     Random random = new Random(printedSeed());
     List<String> namespaces = teamNamespaces();
     Collections.shuffle(namespaces, random);
-    String node = Fixtures.uniqueName("worker");
-    Fixtures.registerNode(client, node);
-    IPPool pool =
-        objects.pool(Fixtures.uniqueName("pods"), "10.66.0.0/24", 28, Fixtures.uniqueName("net"));
+    String node = registeredWorker();
+    IPPool pool = podsPool("10.66.0.0/24");
     String name = pool.getMetadata().getName();
     String block = objects.block(pool, "10.66.0.0/28", node, 3).getMetadata().getName();
     for (String ns : namespaces) {

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.api.v1alpha1.TestAddresses;
+import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +29,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class NodeAttacks {
 
+  private final String pool;
+
   final ControlPlane controlPlane = ControlPlane.shared();
   final KubernetesClient admin = controlPlane.client();
   private final List<KubernetesClient> opened = new ArrayList<>();
@@ -38,6 +42,11 @@ abstract class NodeAttacks {
   KubernetesClient attackerClient;
   KubernetesClient victimClient;
   KubernetesClient thirdClient;
+
+  /** A test whose IPBlocks and IPAddresses are of {@code pool}. */
+  NodeAttacks(String pool) {
+    this.pool = pool;
+  }
 
   /**
    * Prints the seed and the roles it draws among the Nodes {@code pool}-n1, -n2 and -n3 (the
@@ -73,6 +82,30 @@ abstract class NodeAttacks {
   /** The object as it is now: an edit of an older version would fail on its resourceVersion. */
   <T extends HasMetadata> T fresh(T object) {
     return admin.resource(object).get();
+  }
+
+  IPBlock slot(String cidr, String node) {
+    return TestBlocks.slot(pool, cidr, node);
+  }
+
+  IPBlock protectedSlot(String cidr, String node) {
+    return TestBlocks.protectedSlot(pool, cidr, node);
+  }
+
+  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
+  IPBlock sharedFromBirth(String cidr, String creator) {
+    return TestBlocks.sharedFromBirth(pool, cidr, creator);
+  }
+
+  IPBlock subClaim(String address, String node, String parent) {
+    return TestBlocks.subClaim(pool, address, node, parent);
+  }
+
+  /**
+   * {@code node}'s IPAddress of {@code ip} from {@code block}, labelled as its daemon labels it.
+   */
+  IPAddress address(String namespace, String ip, String node, String block) {
+    return TestAddresses.address(pool, namespace, ip, node, block);
   }
 
   static String name(HasMetadata object) {

@@ -9,9 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
@@ -37,6 +35,10 @@ class NodeForgeriesIT extends NodeAttacks {
   private static final String POOL = "forge-" + Long.toString(System.nanoTime() % 100_000, 36);
   private static final String OTHER_POOL = POOL + "-b";
   private static final List<String> NAMESPACES = List.of(POOL + "-red", POOL + "-green");
+
+  NodeForgeriesIT() {
+    super(POOL);
+  }
 
   private KubernetesClient operator;
 
@@ -318,33 +320,9 @@ class NodeForgeriesIT extends NodeAttacks {
     return end >= 0 ? from.substring(0, end) : from;
   }
 
-  private static IPBlock slot(String cidr, String node) {
-    return TestBlocks.slot(POOL, cidr, node);
-  }
-
-  private static IPBlock protectedSlot(String cidr, String node) {
-    return TestBlocks.protectedSlot(POOL, cidr, node);
-  }
-
-  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
-  private static IPBlock sharedFromBirth(String cidr, String creator) {
-    return TestBlocks.sharedFromBirth(POOL, cidr, creator);
-  }
-
-  private static IPBlock subClaim(String address, String node, String parent) {
-    return TestBlocks.subClaim(POOL, address, node, parent);
-  }
-
   /** An IPAMClaim's sub-claim as kipam-node of {@code creator} makes it (none: no label). */
   private static IPBlock claimSubClaim(
       String address, String parent, String namespace, String creator) {
     return TestBlocks.claimSubClaim(POOL, address, parent, namespace, "vm-a.pods", creator);
-  }
-
-  /**
-   * {@code node}'s IPAddress of {@code ip} from {@code block}, labelled as its daemon labels it.
-   */
-  private static IPAddress address(String namespace, String ip, String node, String block) {
-    return TestAddresses.address(POOL, namespace, ip, node, block);
   }
 }

@@ -18,7 +18,6 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.TestAddresses;
 import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -49,6 +48,10 @@ class NodeThreatsIT extends NodeAttacks {
   private static final String POOL = "threat-" + Long.toString(System.nanoTime() % 100_000, 36);
   private static final List<String> NAMESPACES =
       List.of(POOL + "-red", POOL + "-green", POOL + "-blue");
+
+  NodeThreatsIT() {
+    super(POOL);
+  }
 
   /** One attempt of the table: what it tries, the write, and the words of the rule refusing it. */
   private record Attempt(String what, ThrowingCallable write, String rule) {}
@@ -508,23 +511,6 @@ class NodeThreatsIT extends NodeAttacks {
     return (end >= 0 ? from.substring(0, end) : from).replace('|', '/');
   }
 
-  private static IPBlock slot(String cidr, String node) {
-    return TestBlocks.slot(POOL, cidr, node);
-  }
-
-  private static IPBlock protectedSlot(String cidr, String node) {
-    return TestBlocks.protectedSlot(POOL, cidr, node);
-  }
-
-  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
-  private static IPBlock sharedFromBirth(String cidr, String creator) {
-    return TestBlocks.sharedFromBirth(POOL, cidr, creator);
-  }
-
-  private static IPBlock subClaim(String address, String node, String parent) {
-    return TestBlocks.subClaim(POOL, address, node, parent);
-  }
-
   private static String subClaimName(String address) {
     return ResourceNames.subClaimName(POOL, IpAddress.parse(address));
   }
@@ -532,10 +518,6 @@ class NodeThreatsIT extends NodeAttacks {
   /** The sub-claim of an IPAMClaim's address, as kipam-node makes it: no node, the claim's UID. */
   private IPBlock claimSubClaim(String address, String parent, String namespace) {
     return TestBlocks.claimSubClaim(POOL, address, parent, namespace, "vm-a.pods", victim);
-  }
-
-  private static IPAddress address(String namespace, String ip, String node, String block) {
-    return TestAddresses.address(POOL, namespace, ip, node, block);
   }
 
   private static IPAMClaim statefulSetClaim(String namespace, String node) {

@@ -75,6 +75,18 @@ class BlockLifecycleWithPlayedDaemonIT {
     return base + "." + (16 * block) + "/28";
   }
 
+  /** The name of block {@code n} of {@code pool}, claimed for this test's node. */
+  private String claimed(IPPool pool, int n) {
+    return kipam.claimBlock(pool, cidr(pool, n), node).getMetadata().getName();
+  }
+
+  /** A {@link #claimed} block whose daemon reported no address allocated in it. */
+  private String reportedEmpty(IPPool pool, int n) {
+    String name = claimed(pool, n);
+    kipam.reportAllocated(name, 0);
+    return name;
+  }
+
   private BlockRelease release(String block) {
     IPBlock current = kipam.block(block);
     return current == null || current.getStatus() == null ? null : current.getStatus().getRelease();
@@ -235,9 +247,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   void aDeletedPoolsBlocksGoOnlyAfterTheirNodesAnswerReady() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
     IPPool pool = pool("pool-del");
-    IPBlock block = kipam.claimBlock(pool, cidr(pool, 3), node);
-    String name = block.getMetadata().getName();
-    kipam.reportAllocated(name, 0);
+    String name = reportedEmpty(pool, 3);
 
     client.resources(IPPool.class).withName(pool.getMetadata().getName()).delete();
 
@@ -256,9 +266,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   void aBlockOfADeletedNodeIsClosedAtOnceAndTakenBackOnlyAfterTheGracePeriod() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_NODE_GONE_GRACE_SECONDS", "8"));
     IPPool pool = pool("node-gone");
-    IPBlock block = kipam.claimBlock(pool, cidr(pool, 4), node);
-    String name = block.getMetadata().getName();
-    kipam.reportAllocated(name, 0);
+    String name = reportedEmpty(pool, 4);
 
     client.nodes().withName(node).delete();
 
@@ -275,9 +283,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   void aReadyAnswerToARoundAnEarlierLeaderAskedForReleasesTheBlock() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "1"));
     IPPool pool = pool("leader");
-    IPBlock block = kipam.claimBlock(pool, cidr(pool, 5), node);
-    String name = block.getMetadata().getName();
-    kipam.reportAllocated(name, 0);
+    String name = reportedEmpty(pool, 5);
     await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
 
     // The round in the status is not the one this operator asked for: an earlier leader's.
@@ -291,8 +297,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   void aReadyAnswerWithoutItsRoundIsWithdrawnSoTheBlockOpensAgain() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
     IPPool pool = pool("no-round");
-    IPBlock block = kipam.claimBlock(pool, cidr(pool, 6), node);
-    String name = block.getMetadata().getName();
+    String name = claimed(pool, 6);
     kipam.reportAllocated(name, 3);
 
     kipam.editBlockStatus(
@@ -312,8 +317,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   void aBlockWhoseDaemonHasNotReportedIsNotAskedForAsIdle() throws Exception {
     startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "1"));
     IPPool pool = pool("unreported");
-    IPBlock block = kipam.claimBlock(pool, cidr(pool, 7), node);
-    String name = block.getMetadata().getName();
+    String name = claimed(pool, 7);
 
     await()
         .during(Duration.ofSeconds(5))

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -256,21 +257,6 @@ abstract class KipamContract {
   }
 
   @Test
-  void daemonThatNeverAnswersIsTryAgainLaterOnceTheDeadlinePasses() throws Exception {
-    Path socket = dir.resolve("kipam.sock");
-    try (FakeDaemon daemon = FakeDaemon.thatNeverAnswers(socket)) {
-      int exit =
-          runAsync(Map.of("CNI_COMMAND", "ADD", "KIPAM_TIMEOUT_SECONDS", "1"), config(socket));
-
-      assertThat(exit).isEqualTo(1);
-      assertThat(daemon.request).isCompleted();
-      assertThat(out())
-          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":11,")
-          .contains("kipam-node at " + socket + " did not answer within 1 s");
-    }
-  }
-
-  @Test
   void daemonThatNeverReadsTheCallIsTryAgainLaterOnceTheDeadlinePasses() throws Exception {
     Path socket = dir.resolve("kipam.sock");
     // Bound but never accepting: the connection completes in the backlog, and a call larger than
@@ -293,16 +279,23 @@ abstract class KipamContract {
     }
   }
 
-  @Test
-  void statusOfADaemonThatNeverAnswersIsNotAvailable() throws Exception {
+  /**
+   * A daemon that takes the call and never answers: once the deadline passes, ADD is "try again
+   * later" (11) and STATUS "not available" (50).
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"ADD, 11", "STATUS, 50"})
+  void aDaemonThatNeverAnswersFailsTheCallOnceTheDeadlinePasses(String command, int code)
+      throws Exception {
     Path socket = dir.resolve("kipam.sock");
     try (FakeDaemon daemon = FakeDaemon.thatNeverAnswers(socket)) {
       int exit =
-          runAsync(Map.of("CNI_COMMAND", "STATUS", "KIPAM_TIMEOUT_SECONDS", "1"), config(socket));
+          runAsync(Map.of("CNI_COMMAND", command, "KIPAM_TIMEOUT_SECONDS", "1"), config(socket));
 
       assertThat(exit).isEqualTo(1);
+      assertThat(daemon.request).isCompleted();
       assertThat(out())
-          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":50,")
+          .startsWith("{\"cniVersion\":\"1.0.0\",\"code\":" + code + ",")
           .contains("kipam-node at " + socket + " did not answer within 1 s");
     }
   }

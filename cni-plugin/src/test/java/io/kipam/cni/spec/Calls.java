@@ -1,10 +1,15 @@
 package io.kipam.cni.spec;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Environments and configurations as a Kubernetes runtime sends them, for the tests to vary. */
+/**
+ * Environments and configurations as a Kubernetes runtime sends them, for the tests to vary, and
+ * the check of a failed answer.
+ */
 final class Calls {
 
   static final String CONTAINER_ID =
@@ -66,5 +71,11 @@ final class Calls {
 
   static CniRequest parse(Map<String, String> env, String stdin) {
     return CniRequest.parse(env, bytes(stdin));
+  }
+
+  /** Asserts that {@code response} is a failure: exit code 1 and exactly {@code stdout}. */
+  static void assertFailure(CniResponse response, String stdout) {
+    assertThat(response.exitCode()).isEqualTo(1);
+    assertThat(response.stdoutText()).isEqualTo(stdout);
   }
 }

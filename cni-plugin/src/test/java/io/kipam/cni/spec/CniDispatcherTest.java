@@ -115,23 +115,21 @@ class CniDispatcherTest {
                 "kipam-node has not synced",
                 "waiting for the IPAddress cache of this node");
     CniResponse response = call(CniCommand.STATUS, "1.1.0");
-    assertThat(response.exitCode()).isEqualTo(1);
-    assertThat(response.stdoutText())
-        .isEqualTo(
-            "{\"cniVersion\":\"1.1.0\",\"code\":50,\"msg\":\"kipam-node has not synced\","
-                + "\"details\":\"waiting for the IPAddress cache of this node\"}");
+    Calls.assertFailure(
+        response,
+        "{\"cniVersion\":\"1.1.0\",\"code\":50,\"msg\":\"kipam-node has not synced\","
+            + "\"details\":\"waiting for the IPAddress cache of this node\"}");
   }
 
   @Test
   void aBugIsCode999WithoutItsMessageAndIsHandedToThePlugin() {
     plugin.failure = () -> new IllegalStateException("raw stdin was {\"token\":\"s3cr3t\"}");
     CniResponse response = call(CniCommand.ADD, "1.0.0");
-    assertThat(response.exitCode()).isEqualTo(1);
-    assertThat(response.stdoutText())
-        .isEqualTo(
-            "{\"cniVersion\":\"1.0.0\",\"code\":999,\"msg\":\"internal error in kipam\","
-                + "\"details\":\"ADD failed with an unexpected IllegalStateException;"
-                + " the kipam-node log has the details\"}");
+    Calls.assertFailure(
+        response,
+        "{\"cniVersion\":\"1.0.0\",\"code\":999,\"msg\":\"internal error in kipam\","
+            + "\"details\":\"ADD failed with an unexpected IllegalStateException;"
+            + " the kipam-node log has the details\"}");
     assertThat(plugin.unexpected).hasSize(1);
   }
 }

@@ -16,11 +16,10 @@ class CniResponseTest {
             "pool exhausted",
             "pool 'pods-v4' has 0 of 254 addresses free");
     CniResponse response = CniResponse.error(CniVersion.V0_4_0, e);
-    assertThat(response.exitCode()).isEqualTo(1);
-    assertThat(response.stdoutText())
-        .isEqualTo(
-            "{\"cniVersion\":\"0.4.0\",\"code\":100,\"msg\":\"pool exhausted\","
-                + "\"details\":\"pool 'pods-v4' has 0 of 254 addresses free\"}");
+    Calls.assertFailure(
+        response,
+        "{\"cniVersion\":\"0.4.0\",\"code\":100,\"msg\":\"pool exhausted\","
+            + "\"details\":\"pool 'pods-v4' has 0 of 254 addresses free\"}");
   }
 
   @Test

@@ -40,19 +40,6 @@ final class NodeCredentialsObjects {
         IPPool.class);
   }
 
-  IPBlock slot(String cidr, String node) {
-    return TestBlocks.slot(pool, cidr, node);
-  }
-
-  IPBlock protectedSlot(String cidr, String node) {
-    return TestBlocks.protectedSlot(pool, cidr, node);
-  }
-
-  /** A slot Shared from birth as kipam-node of {@code creator} claims it. */
-  IPBlock sharedFromBirth(String cidr, String creator) {
-    return TestBlocks.sharedFromBirth(pool, cidr, creator);
-  }
-
   IPBlock subClaim(String address, String node, IPBlock parent) {
     return TestBlocks.subClaim(pool, address, node, parent.getMetadata().getName());
   }

@@ -21,6 +21,7 @@ import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
 import io.kipam.testing.WithControlPlane;
@@ -107,15 +108,17 @@ class NodeCredentialsTableIT {
     admin.resource(NodeCredentialsObjects.pool(POOL)).create();
     NodeCredentialsObjects shapes = new NodeCredentialsObjects(POOL, NAMESPACE);
     objects.put(
-        Target.OWN_SLOT, attackerClient.resource(shapes.slot("10.48.1.0/28", attacker)).create());
+        Target.OWN_SLOT,
+        attackerClient.resource(TestBlocks.slot(POOL, "10.48.1.0/28", attacker)).create());
     objects.put(
         Target.OTHER_SLOT,
-        victimClient.resource(shapes.protectedSlot("10.48.2.0/28", victim)).create());
-    IPBlock shared = victimClient.resource(shapes.sharedFromBirth("10.48.3.0/28", victim)).create();
+        victimClient.resource(TestBlocks.protectedSlot(POOL, "10.48.2.0/28", victim)).create());
+    IPBlock shared =
+        victimClient.resource(TestBlocks.sharedFromBirth(POOL, "10.48.3.0/28", victim)).create();
     NodeAttacks.status(victimClient, shared, "{\"status\":{\"mode\":\"Shared\"}}");
     objects.put(Target.SHARED_SLOT, shared);
     IPBlock converted =
-        attackerClient.resource(shapes.protectedSlot("10.48.4.0/28", attacker)).create();
+        attackerClient.resource(TestBlocks.protectedSlot(POOL, "10.48.4.0/28", attacker)).create();
     NodeAttacks.status(
         admin,
         converted,
@@ -177,11 +180,11 @@ class NodeCredentialsTableIT {
     objects.put(Target.NAMESPACE, admin.namespaces().withName(NAMESPACE).get());
 
     // What a create sends, for each shape: a new object of it, as its owner would write it.
-    creates.put(Target.OWN_SLOT, shapes.slot("10.48.1.16/28", attacker));
-    creates.put(Target.OTHER_SLOT, shapes.slot("10.48.2.16/28", victim));
+    creates.put(Target.OWN_SLOT, TestBlocks.slot(POOL, "10.48.1.16/28", attacker));
+    creates.put(Target.OTHER_SLOT, TestBlocks.slot(POOL, "10.48.2.16/28", victim));
     creates.put(Target.OWN_CLAIM_SUB_CLAIM, shapes.claimSubClaim("10.48.3.4", shared, attacker));
     creates.put(Target.OTHER_CLAIM_SUB_CLAIM, shapes.claimSubClaim("10.48.3.5", shared, victim));
-    creates.put(Target.SHARED_SLOT, shapes.sharedFromBirth("10.48.5.0/28", victim));
+    creates.put(Target.SHARED_SLOT, TestBlocks.sharedFromBirth(POOL, "10.48.5.0/28", victim));
     creates.put(Target.OWN_ADDRESS, shapes.address("10.48.1.3", attacker, "10.48.1.0/28"));
     creates.put(Target.OTHER_ADDRESS, shapes.address("10.48.2.3", victim, "10.48.2.0/28"));
     creates.put(Target.POOL, NodeCredentialsObjects.pool(POOL + "-new"));
@@ -195,7 +198,7 @@ class NodeCredentialsTableIT {
     NodeAttacks.awaitPoliciesRefuse(
         attackerClient,
         attacker,
-        shapes.slot("10.48.2.32/28", victim),
+        TestBlocks.slot(POOL, "10.48.2.32/28", victim),
         shapes.subClaim("10.48.2.9", attacker, (IPBlock) objects.get(Target.OTHER_SLOT)));
   }
 

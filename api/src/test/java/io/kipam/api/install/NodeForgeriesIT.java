@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.TestBlocks;
@@ -254,13 +252,10 @@ class NodeForgeriesIT extends NodeAttacks {
   void aConvertedSharedSlotIsLetGoOnlyByKipamOperator() {
     IPBlock slot = victimClient.resource(protectedSlot("10.46.9.0/28", victim)).create();
     victimClient.resource(address(NAMESPACES.get(0), "10.46.9.2", victim, "10.46.9.0/28")).create();
-    admin
-        .resources(IPBlock.class)
-        .withName(name(slot))
-        .subresource("status")
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"status\":{\"share\":{\"requestedAt\":\"2026-11-27T00:00:00Z\",\"reason\":\"test\"}}}");
+    status(
+        admin,
+        slot,
+        "{\"status\":{\"share\":{\"requestedAt\":\"2026-11-27T00:00:00Z\",\"reason\":\"test\"}}}");
     victimClient.resource(subClaim("10.46.9.2", victim, name(slot))).create();
     status(victimClient, slot, "{\"status\":{\"mode\":\"Shared\"}}");
     await()

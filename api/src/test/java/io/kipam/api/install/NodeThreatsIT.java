@@ -424,13 +424,10 @@ class NodeThreatsIT extends NodeAttacks {
 
     // kipam-operator asks for the conversion; the holder sub-claims what its pod uses, then
     // writes the mode (design 5a), with its own token.
-    admin
-        .resources(IPBlock.class)
-        .withName(name(slot))
-        .subresource("status")
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"status\":{\"share\":{\"requestedAt\":\"2026-11-27T00:00:00Z\",\"reason\":\"test\"}}}");
+    status(
+        admin,
+        slot,
+        "{\"status\":{\"share\":{\"requestedAt\":\"2026-11-27T00:00:00Z\",\"reason\":\"test\"}}}");
     victimClient.resource(subClaim(used, victim, name(slot))).create();
     status(victimClient, slot, "{\"status\":{\"mode\":\"Shared\"}}");
     System.out.println(

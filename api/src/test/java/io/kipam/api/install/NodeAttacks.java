@@ -49,11 +49,13 @@ abstract class NodeAttacks {
   }
 
   /**
-   * Prints the seed and the roles it draws among the Nodes {@code pool}-n1, -n2 and -n3 (the
+   * Prints the seed and the roles it draws among the Nodes of the pool, -n1, -n2 and -n3 (the
    * attacker writes with its token at the attacked Node's objects), installs kipam for them with
-   * {@code namespaces}, and opens a client on each Node's token.
+   * {@code namespaces}, opens a client on each Node's token, and waits until the policies refuse
+   * the attacker's forged slot {@code probeNet}.254.0/28 and its sub-claim of {@code
+   * probeNet}.255.3 under the attacked Node's slot {@code probeNet}.255.0/28, which stays.
    */
-  void installForThreeNodes(String pool, List<String> namespaces) {
+  void installForThreeNodes(List<String> namespaces, String probeNet) {
     printSeed(getClass().getSimpleName(), seed);
     List<String> nodes = new ArrayList<>(List.of(pool + "-n1", pool + "-n2", pool + "-n3"));
     Collections.shuffle(nodes, random);
@@ -65,6 +67,12 @@ abstract class NodeAttacks {
     attackerClient = opened(KipamInstall.nodeClient(controlPlane, attacker));
     victimClient = opened(KipamInstall.nodeClient(controlPlane, victim));
     thirdClient = opened(KipamInstall.nodeClient(controlPlane, third));
+    IPBlock probe = victimClient.resource(slot(probeNet + ".255.0/28", victim)).create();
+    awaitPoliciesRefuse(
+        attackerClient,
+        attacker,
+        slot(probeNet + ".254.0/28", victim),
+        subClaim(probeNet + ".255.3", attacker, name(probe)));
   }
 
   /** Closes the clients this test opened and removes what it made (see {@link #removeAll}). */

@@ -58,14 +58,8 @@ class NodeThreatsIT extends NodeAttacks {
 
   @BeforeAll
   void install() {
-    installForThreeNodes(POOL, NAMESPACES);
+    installForThreeNodes(NAMESPACES, "10.44");
     KipamCrds.installIpamClaims(admin);
-    IPBlock probe = victimClient.resource(slot("10.44.255.0/28", victim)).create();
-    awaitPoliciesRefuse(
-        attackerClient,
-        attacker,
-        slot("10.44.254.0/28", victim),
-        subClaim("10.44.255.3", attacker, name(probe)));
   }
 
   @AfterAll

@@ -7,11 +7,13 @@ import io.kipam.testing.Fixtures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.BeforeEach;
 
 /**
  * What every test of {@code kubectl kipam} against the real control plane starts from: the shared
- * control plane, its client, the cluster objects kipam writes, and the plugin as a user runs it. A
- * subclass still declares {@code @WithControlPlane(crds = true)} itself.
+ * control plane, its client, the cluster objects kipam writes, the plugin as a user runs it, a
+ * printed seed and three namespaces of its own. A subclass still carries the control-plane
+ * annotation, with kipam's CRDs, itself.
  */
 abstract class AgainstControlPlane {
 
@@ -20,8 +22,21 @@ abstract class AgainstControlPlane {
   final ClusterObjects objects = new ClusterObjects(client);
   final Plugin plugin = new Plugin(controlPlane);
 
+  /** The test's seed, printed first so that a failing run can be repeated. */
+  final long seed = printedSeed();
+
+  final Random random = new Random(seed);
+
+  /** Three new namespaces, one each of the teams a, b and c. */
+  List<String> namespaces;
+
+  @BeforeEach
+  void makeTeamNamespaces() {
+    namespaces = teamNamespaces();
+  }
+
   /** A fresh random seed, printed so that a failing run can be repeated. */
-  static long printedSeed() {
+  private static long printedSeed() {
     long seed = new Random().nextLong();
     System.out.println("seed " + seed);
     return seed;
@@ -39,8 +54,7 @@ abstract class AgainstControlPlane {
     return objects.pool(Fixtures.uniqueName("pods"), cidr, 28, Fixtures.uniqueName("net"));
   }
 
-  /** Three new namespaces, one each of the teams a, b and c. */
-  List<String> teamNamespaces() {
+  private List<String> teamNamespaces() {
     List<String> namespaces = new ArrayList<>();
     for (String prefix : List.of("team-a", "team-b", "team-c")) {
       namespaces.add(Fixtures.namespace(client, prefix));

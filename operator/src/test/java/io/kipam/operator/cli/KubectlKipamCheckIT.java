@@ -10,8 +10,6 @@ import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.testing.WithControlPlane;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.util.List;
-import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -26,8 +24,6 @@ class KubectlKipamCheckIT extends AgainstControlPlane {
 
   @Test
   void isKipamOperatorCheck() throws Exception {
-    Random random = new Random(printedSeed());
-    List<String> namespaces = teamNamespaces();
     String node = registeredWorker();
     IPPool pool = podsPool("10.67.0.0/24");
     String name = pool.getMetadata().getName();

@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
-import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,8 +20,6 @@ class KubectlKipamPoolsIT extends AgainstControlPlane {
 
   @Test
   void showsEachPoolAndWhatEachNodeHoldsOfIt() throws Exception {
-    Random random = new Random(printedSeed());
-    List<String> namespaces = teamNamespaces();
     String first = Fixtures.uniqueName("worker");
     String second = Fixtures.uniqueName("worker");
     IPPool pool = podsPool("10.65.0.0/24");

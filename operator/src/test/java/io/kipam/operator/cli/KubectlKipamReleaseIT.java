@@ -35,13 +35,10 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
 
   @Test
   void removesOnlyTheOrphansStillOrphanedAndKeepsWhatCameBack() throws Exception {
-    long seed = printedSeed();
-    Random random = new Random(seed);
     String node = Fixtures.uniqueName("node");
     Fixtures.registerNode(client, node);
     String comesBack = Fixtures.uniqueName("returning-node");
     String staysGone = Fixtures.uniqueName("gone-node");
-    List<String> namespaces = teamNamespaces();
     Collections.shuffle(namespaces, random);
     IPPool pool =
         objects.pool(

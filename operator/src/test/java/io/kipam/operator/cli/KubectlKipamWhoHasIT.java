@@ -7,8 +7,6 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.testing.WithControlPlane;
 import java.util.Collections;
-import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,8 +20,6 @@ class KubectlKipamWhoHasIT extends AgainstControlPlane {
 
   @Test
   void namesTheHolderOfAnAddressInAnyNamespace() {
-    Random random = new Random(printedSeed());
-    List<String> namespaces = teamNamespaces();
     Collections.shuffle(namespaces, random);
     String node = registeredWorker();
     IPPool pool = podsPool("10.66.0.0/24");

@@ -19,12 +19,11 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.AddressSteps;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,10 +59,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * product's 30 s. Seeded: {@code -Dkipam.seed=N} replays the steps, {@code -Dkipam.model.itSteps=N}
  * sets their number (500).
  */
-@WithControlPlane
 class AddressModelIT implements AddressSteps.Actions {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final int STEPS = Integer.getInteger("kipam.model.itSteps", 500);
 

@@ -18,10 +18,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -38,6 +37,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -52,7 +52,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * kill lands, which namespace or pod is the victim and in what order pods go are drawn from a seed
  * printed at the start (rerun one with {@code -Dkipam.seed=<seed>}).
  */
-@WithControlPlane
 class AttachmentLifecycleIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -65,8 +64,8 @@ class AttachmentLifecycleIT {
   private final long seed =
       Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
   private final Random random = new Random(seed);
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("attach");
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("attach");
   private String pool;
   private NodeRig rig;
 
@@ -256,8 +255,13 @@ class AttachmentLifecycleIT {
    * this node shows; once they are deleted, the addresses are usable within a minute, with the same
    * daemon process.
    */
-  @Test
-  void namesTakenByAnotherNodesObjectsAreUsableAgainWithinAMinuteOnceTheyGo() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#settle")
+  void namesTakenByAnotherNodesObjectsAreUsableAgainWithinAMinuteOnceTheyGo(
+      Map<String, String> settle) throws Exception {
+    settle.forEach(rig.daemon::withEnv);
+    rig.restart();
+    Duration settleAfter = rig.daemon.settings().settleAfter();
     Map<Integer, String> ips = fill(0, 1);
     long pid = rig.daemon.pid();
     String namespace = rig.namespaces().get(1);
@@ -271,7 +275,7 @@ class AttachmentLifecycleIT {
     CniCall.Outcome refused = rig.add(pool, 1);
     assertThat(refused.ok()).as(refused.stdout()).isFalse();
 
-    Thread.sleep(Duration.ofSeconds(6).toMillis()); // past KIPAM_SETTLE_SECONDS: settled as foreign
+    Thread.sleep(settleAfter.plusSeconds(1).toMillis()); // settled as foreign by now
     for (IPAddress f : foreign) {
       client.resource(f).delete();
     }

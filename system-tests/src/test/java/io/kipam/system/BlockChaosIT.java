@@ -17,10 +17,10 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,6 +32,9 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Pods come and go in three namespaces on several nodes, with kipam-operator as its own process and
@@ -42,8 +45,9 @@ import org.junit.jupiter.api.Test;
  * live attachment has exactly one IPAddress and no other is left, and once every pod is gone no
  * block is left closed without a round in progress.
  */
-@WithControlPlane
 class BlockChaosIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
   private static final int ROUNDS = 12;
@@ -85,19 +89,22 @@ class BlockChaosIT {
     Cluster.poolReadiedByOperator(client, name, Cluster.spec(cidr, 28, 0));
   }
 
-  @Test
-  void blocksDeletedByHandPoolsRecreatedAndANodeReRegisteredLeaveNoDuplicateNoStrayNoClosedBlock()
-      throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#recheck")
+  void blocksDeletedByHandPoolsRecreatedAndANodeReRegisteredLeaveNoDuplicateNoStrayNoClosedBlock(
+      Map<String, String> recheck) throws Exception {
     String steady = Fixtures.uniqueName("steady");
     String cycled = Fixtures.uniqueName("cycled");
     processes = new KipamProcesses(controlPlane, client, "chaos");
     try {
-      OperatorProcess operator =
-          operator(
+      Map<String, String> env =
+          new HashMap<>(
               Map.of(
                   "KIPAM_BLOCK_IDLE_SECONDS", "3600",
                   "KIPAM_RELEASE_RETRY_SECONDS", "2",
                   "KIPAM_NODE_GONE_GRACE_SECONDS", "20"));
+      env.putAll(recheck);
+      OperatorProcess operator = operator(env);
       createPool(steady, "10.244.0.0/25");
       createPool(cycled, "10.244.1.0/26");
       List<NodeRig> nodes = nodes(3, steady);

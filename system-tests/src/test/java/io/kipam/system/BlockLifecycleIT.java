@@ -16,9 +16,9 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PlayedOperator;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -32,8 +32,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * through the installed executable, pods spread over three namespaces. Each test asserts on API
  * objects and CNI results.
  */
-@WithControlPlane
 class BlockLifecycleIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Map<String, String> DAEMON =
@@ -42,7 +43,7 @@ class BlockLifecycleIT {
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final PlayedOperator played = new PlayedOperator(client);
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("life");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("life");
 
   private OperatorProcess operator(Map<String, String> env) throws Exception {
     return processes.leadingOperator(env, WITHIN);

@@ -11,10 +11,9 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
@@ -25,11 +24,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kipam-node keeps its blocks' status.allocated current, coalesced, on the real API server. */
-@WithControlPlane
 class BlockStatusIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static NodeRig rig;
   private static String pool;

@@ -15,10 +15,9 @@ import io.kipam.system.harness.CnitoolRuntime;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -34,11 +33,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * namespaces this test creates (the bridge lives in a "host" namespace of the test's own, so the
  * machine's network is untouched and no traffic is sent anywhere).
  */
-@WithControlPlane
 class CniToolE2E {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
 

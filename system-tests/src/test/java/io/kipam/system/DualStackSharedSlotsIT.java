@@ -9,9 +9,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -32,15 +32,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ask for both families at once: each pod gets both or none, and a pod that got none holds no IPv4
  * address either. Real kipam-operator and kipam-node processes; pods in three namespaces.
  */
-@WithControlPlane
 class DualStackSharedSlotsIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final int NODES = 6;
   private static final int PODS_PER_NODE = 4;
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("dual");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("dual");
 
   private static String podOf(IPAddress a) {
     return a.getMetadata().getNamespace() + "/" + a.getSpec().getPod().getName();

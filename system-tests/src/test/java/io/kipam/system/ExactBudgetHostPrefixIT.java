@@ -13,9 +13,9 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.system.harness.RuntimeRetries;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,8 +40,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * twice, each in a host-prefix block of its own node. Real kipam-operator and kipam-node processes;
  * pods in three namespaces.
  */
-@WithControlPlane
 class ExactBudgetHostPrefixIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final int NODES = 20;
   private static final int REUSE_DELAY_SECONDS = 3;
@@ -51,7 +52,7 @@ class ExactBudgetHostPrefixIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("budget");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("budget");
 
   @Test
   void podsOnNodesThatNeverHeldAnAddressGetEveryAddressOnceReleased() throws Exception {

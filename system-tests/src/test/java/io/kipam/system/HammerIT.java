@@ -11,13 +11,12 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.FaultProxy;
 import io.kipam.testing.Faults;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,11 +41,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * two live attachments, every live attachment holds exactly one IPAddress owned by its pod, and
  * nothing leaks — also when a daemon is SIGKILLed in the middle of it.
  */
-@WithControlPlane
 class HammerIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int NODES = 4;

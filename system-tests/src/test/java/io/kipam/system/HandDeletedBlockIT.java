@@ -14,10 +14,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,7 +41,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * <p>Seeded ({@code -Dkipam.seed=N}): how many pods A has, the order they go in, and whether B may
  * claim slots Shared from birth.
  */
-@WithControlPlane
 class HandDeletedBlockIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
@@ -52,8 +50,8 @@ class HandDeletedBlockIT {
   private final long seed =
       Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
   private final Random random = new Random(seed);
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("handblock");
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("handblock");
 
   @Test
   void theNextHolderOfASlotWhoseBlockWasDeletedByHandHandsOutNoneOfItsAddresses() throws Exception {

@@ -22,9 +22,9 @@ import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -51,8 +51,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * started again while the first is held, and then the held side is SIGKILLed and started without a
  * hold. What each case does is written next to it in {@link #drive}.
  */
-@WithControlPlane
 class HandshakeKillMatrixIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
   private static final AtomicInteger SUBNETS = new AtomicInteger();
@@ -78,7 +79,7 @@ class HandshakeKillMatrixIT {
   }
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("kill");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("kill");
   private final Map<String, Optional<BlockRelease>> deletedWith = new ConcurrentHashMap<>();
   private Watch watch;
   private OperatorProcess operator;

@@ -8,11 +8,10 @@ import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,11 +27,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * block is the allocation, goes back when its address is released, and the other node claims it.
  * Pods are spread over three namespaces.
  */
-@WithControlPlane
 class HostPrefixIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static NodeRig a;
   private static NodeRig b;

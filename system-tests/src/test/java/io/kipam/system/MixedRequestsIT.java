@@ -11,9 +11,8 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,10 +36,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * address held twice throughout, and none is left at the end. Seeded ({@code -Dkipam.seed=N}):
  * which node, namespace and kind each pod gets, and when the kill lands.
  */
-@WithControlPlane
 class MixedRequestsIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final int PAIRS = 2000;
   private static final int CALLERS = 6;

@@ -16,11 +16,10 @@ import io.kipam.system.harness.CnitoolRuntime;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -37,10 +36,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * kipam reads from the pod's annotation itself. (Multus itself cannot be built here: its Go module
  * is not served; docs/user-guide.md says which of its behaviours this reproduces.)
  */
-@WithControlPlane
 class MultusDelegateE2E {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String NETWORK = "kipam-multus";

@@ -9,10 +9,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -42,7 +41,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * kipam-node processes; pods over three namespaces; 32 ADDs at once; which node each pod lands on
  * is drawn from a seed the test prints ({@code -Dkipam.seed=} repeats it).
  */
-@WithControlPlane
 class NoFalseExhaustedIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(120);
@@ -53,8 +51,8 @@ class NoFalseExhaustedIT {
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("exact");
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("exact");
 
   /** The pools of the acceptance: a pool's addresses, its block size, and its pods per node. */
   enum Case {
@@ -125,9 +123,9 @@ class NoFalseExhaustedIT {
           "%s: %d of %d pods served in %.1f s; answers by code (0 = served) %s%n",
           c, served, nodeOf.size(), (System.nanoTime() - start) / 1e9, new TreeMap<>(answers));
       assertThat(falseExhausted)
-          .as("code 100 while the pool had free addresses (operator log %s)", OPERATOR.log())
+          .as("code 100 while the pool had free addresses (operator log %s)", SYSTEM.operatorLog())
           .isEmpty();
-      assertThat(served).as("operator log %s", OPERATOR.log()).isEqualTo(c.addresses);
+      assertThat(served).as("operator log %s", SYSTEM.operatorLog()).isEqualTo(c.addresses);
     } finally {
       runtimes.shutdownNow();
     }

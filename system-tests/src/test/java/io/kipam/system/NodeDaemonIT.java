@@ -16,10 +16,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -30,11 +29,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** kipam-node and the kipam executable against the real control plane, one call at a time. */
-@WithControlPlane
 class NodeDaemonIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static NodeUnderTest rig;

@@ -13,10 +13,9 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -32,11 +31,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Bad input and an absent API server: clear CNI errors, and nothing allocated. */
-@WithControlPlane
 class NodeFailuresIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static Path kipam;
   private static NodeUnderTest rig;

@@ -11,10 +11,9 @@ import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.DaemonProcess.NodeLockState;
 import io.kipam.system.harness.Installer;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -22,11 +21,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Two kipam-node processes on one node, as in a rolling update: only one ever serves. */
-@WithControlPlane
 class NodeLockIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   @Test
   void secondDaemonOnANodeWaitsForTheFirstToExit(ControlPlane controlPlane, KubernetesClient client)

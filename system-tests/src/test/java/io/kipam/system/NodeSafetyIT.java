@@ -22,10 +22,9 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,6 +34,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The paths to a duplicate or a lost address that only a real API server shows: pools re-created
@@ -42,11 +43,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * identity, objects the daemon cannot read, watches that stop, and pool selectors. Pods are spread
  * over three namespaces.
  */
-@WithControlPlane
 class NodeSafetyIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static NodeUnderTest rig;
@@ -55,6 +55,7 @@ class NodeSafetyIT {
   private static DaemonProcess daemon;
   private static String node;
   private static List<String> namespaces;
+  private static String bootPool;
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final ControlPlane controlPlane = ControlPlane.shared();
@@ -69,14 +70,21 @@ class NodeSafetyIT {
             Fixtures.namespace(client, "q0"),
             Fixtures.namespace(client, "q1"),
             Fixtures.namespace(client, "q2"));
-    String pool = Cluster.readiedPool(client, "boot", Cluster.spec("10.235.0.0/24", 28, 0));
-    daemon = rig.start(controlPlane.adminKubeconfig(), pool);
+    bootPool = Cluster.readiedPool(client, "boot", Cluster.spec("10.235.0.0/24", 28, 0));
+    daemon = rig.start(controlPlane.adminKubeconfig(), bootPool);
     kipam = rig.kipam;
   }
 
   @AfterAll
   static void stopDaemon() throws Exception {
     Close.all(rig);
+  }
+
+  /** The class's daemon started again with its env as it now is, and ready. */
+  private static void restartDaemon() throws InterruptedException {
+    daemon.kill();
+    daemon.start();
+    daemon.awaitReady(kipam, bootPool);
   }
 
   private static CniCall.Outcome call(
@@ -116,15 +124,30 @@ class NodeSafetyIT {
     assertThat(call("DEL", next, "c-again-1", "net", pool).ok()).isTrue();
   }
 
-  @Test
-  void gcOfOneNetworkNeverReleasesAnotherNetworksAddressesInASharedPool() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#gcGrace")
+  void gcOfOneNetworkNeverReleasesAnotherNetworksAddressesInASharedPool(Map<String, String> gcGrace)
+      throws Exception {
+    gcGrace.forEach(daemon::withEnv);
+    restartDaemon();
+    try {
+      gcOfOneNetworkSparesTheOther(daemon.settings().gcGrace());
+    } finally {
+      daemon.withEnv("KIPAM_GC_GRACE_SECONDS", daemon.environment().get("KIPAM_GC_GRACE_SECONDS"));
+      restartDaemon();
+    }
+  }
+
+  private void gcOfOneNetworkSparesTheOther(Duration grace) throws Exception {
     String pool = Cluster.readiedPool(client, "shared", Cluster.spec("10.238.0.0/24", 28, 0));
-    Pod a = Cluster.pod(client, namespaces.get(0), "net-a-pod", node);
-    Pod b = Cluster.pod(client, namespaces.get(1), "net-b-pod", node);
+    Pod a = Cluster.pod(client, namespaces.get(0), Fixtures.uniqueName("net-a-pod"), node);
+    Pod b = Cluster.pod(client, namespaces.get(1), Fixtures.uniqueName("net-b-pod"), node);
+    long added = System.nanoTime();
     String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
     String ipB = call("ADD", b, "c-net-b", "net-b", pool).ip();
 
-    // GC of net-a listing none of its attachments, past the daemon's grace period (2 s in tests).
+    // GC of net-a listing none of its attachments: net-a's address goes once it is older than the
+    // daemon's grace, and not before.
     String gc =
         "{\"cniVersion\":\"1.1.0\",\"name\":\"net-a\",\"type\":\"bridge\",\"ipam\":{\"type\":"
             + "\"kipam\",\"pools\":[\""
@@ -132,8 +155,16 @@ class NodeSafetyIT {
             + "\"],\"socket\":\""
             + daemon.socket
             + "\"},\"cni.dev/valid-attachments\":[]}";
+    assertThat(CniCall.run(kipam, Map.of("CNI_COMMAND", "GC", "CNI_PATH", "/x"), gc).ok()).isTrue();
+    Duration age = Duration.ofNanos(System.nanoTime() - added);
+    if (age.compareTo(grace) < 0) {
+      assertThat(Cluster.addresses(client, pool))
+          .as("a GC %d ms after the ADD, within the grace of %s", age.toMillis(), grace)
+          .extracting(x -> x.getSpec().getIp())
+          .contains(ipA);
+    }
     await()
-        .atMost(Duration.ofSeconds(60))
+        .atMost(grace.plusSeconds(60))
         .untilAsserted(
             () -> {
               assertThat(CniCall.run(kipam, Map.of("CNI_COMMAND", "GC", "CNI_PATH", "/x"), gc).ok())
@@ -142,6 +173,9 @@ class NodeSafetyIT {
                   .extracting(x -> x.getSpec().getIp())
                   .doesNotContain(ipA);
             });
+    System.out.printf(
+        "net-a's address released by GC %.1f s after its ADD (grace %s)%n",
+        (System.nanoTime() - added) / 1e9, grace);
 
     assertThat(Cluster.addresses(client, pool))
         .singleElement()

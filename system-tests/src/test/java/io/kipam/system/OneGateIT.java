@@ -15,10 +15,9 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,10 +41,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * refused without turning the slot Shared; and an IPv6 /64 whose range holds 48 addresses serves at
  * once. Seeded ({@code -Dkipam.seed=N}): which node and which namespace serve each case.
  */
-@WithControlPlane
 class OneGateIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   /** Only for the set-up's first ADDs: a pool made Ready a moment ago may not be watched yet. */
   private static final Duration SETUP_RETRIES = Duration.ofSeconds(30);

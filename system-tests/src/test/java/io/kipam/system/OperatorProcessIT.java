@@ -11,22 +11,24 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * kipam-operator as its own process next to the node tests: it marks a plainly created pool Ready,
  * and after a SIGKILL a replacement takes the Lease over and marks the next pool Ready too.
  */
-@WithControlPlane
 class OperatorProcessIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static OperatorProcess operator;

@@ -10,25 +10,28 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PlayedOperator;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Two kipam-operator replicas as two processes competing for one Lease, next to a real kipam-node:
  * only the leader reconciles; the leader SIGKILLed in the middle of a release round hands over to
  * the other, which finishes the round; nothing is done twice and nothing is lost.
  */
-@WithControlPlane
 class OperatorReplicasIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
 
@@ -36,24 +39,30 @@ class OperatorReplicasIT {
   private final KubernetesClient client = ControlPlane.shared().client();
   private final PlayedOperator blocks = new PlayedOperator(client);
 
-  private OperatorProcess replica(Path dir, String lease) throws IOException {
-    return new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
-        .withEnv("KIPAM_LEASE_NAME", lease)
-        .withMetricsPort()
-        .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2");
+  private OperatorProcess replica(Path dir, String lease, Map<String, String> leaseTimers)
+      throws IOException {
+    OperatorProcess replica =
+        new OperatorProcess(dir, controlPlane.adminKubeconfig(), client)
+            .withEnv("KIPAM_LEASE_NAME", lease)
+            .withMetricsPort()
+            .withEnv("KIPAM_BLOCK_IDLE_SECONDS", "2");
+    leaseTimers.forEach(replica::withEnv);
+    return replica;
   }
 
-  @Test
-  void theStandbyWritesNothingAndFinishesTheRoundOfALeaderSigkilledInTheMiddle() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#lease")
+  void theStandbyWritesNothingAndFinishesTheRoundOfALeaderSigkilledInTheMiddle(
+      Map<String, String> leaseTimers) throws Exception {
     KipamCrds.install(client);
     Path dir = Files.createTempDirectory("kipam-operator-replicas-it");
     String lease = Fixtures.uniqueName("kipam-operator");
-    OperatorProcess first = replica(dir, lease).start();
+    OperatorProcess first = replica(dir, lease, leaseTimers).start();
     OperatorProcess second = null;
     NodeRig node = null;
     try {
       first.awaitLeader(WITHIN);
-      second = replica(dir, lease).start();
+      second = replica(dir, lease, leaseTimers).start();
       String pool = Cluster.readiedPool(client, "replicas", Cluster.spec("10.212.0.0/24", 28, 0));
       node =
           NodeRig.start(
@@ -89,7 +98,11 @@ class OperatorReplicasIT {
           .isPositive();
 
       first.kill();
+      long killed = System.nanoTime();
       second.awaitLeader(WITHIN);
+      System.out.printf(
+          "the standby led %.1f s after the leader's SIGKILL (lease %d s)%n",
+          (System.nanoTime() - killed) / 1e9, second.settings().leaseDuration().toSeconds());
       node.daemon.start();
 
       await()

@@ -21,11 +21,10 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,10 +52,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * <p>Seeded ({@code -Dkipam.seed=N} replays a run): which namespace the claim is in, which node
  * each attachment lands on, and where the kills land.
  */
-@WithControlPlane
 class PersistentAddressIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
@@ -240,7 +237,7 @@ class PersistentAddressIT {
         rig.daemon.start();
       } else if (cycle == operatorKillAt) {
         Thread.sleep(random.nextInt(300));
-        OPERATOR.kill();
+        SYSTEM.killOperator();
       }
       CniCall.Outcome outcome = add.get();
       if (cycle == daemonKillAt) {

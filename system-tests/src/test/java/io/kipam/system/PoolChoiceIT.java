@@ -14,10 +14,9 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,10 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * through another pool, and the chosen pools' IPAddresses are sampled for an address held twice.
  * Seeded ({@code -Dkipam.seed=N}): which node serves each case.
  */
-@WithControlPlane
 class PoolChoiceIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
 

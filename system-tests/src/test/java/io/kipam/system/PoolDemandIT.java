@@ -15,9 +15,9 @@ import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.system.harness.RuntimeRetries;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,8 +41,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * processes; pods over three namespaces; slots claimed Exclusive only ({@code KIPAM_SHARED_SLOTS}
  * off), no idle moves.
  */
-@WithControlPlane
 class PoolDemandIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Duration RETRY_EVERY = Duration.ofSeconds(2);
@@ -64,7 +65,7 @@ class PoolDemandIT {
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("demand");
   private OperatorProcess operator;
 
   /** kipam-operator, leading; {@code hold} prepares it (a step to hold at) before it starts. */

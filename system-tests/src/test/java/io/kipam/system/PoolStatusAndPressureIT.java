@@ -14,30 +14,33 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A pool's status and the moves of blocks under pressure, with both real halves: kipam-operator as
  * its own process and kipam-node processes driven through the installed executable, pods in three
  * namespaces. The counts come from what the daemons allocated, not from a test's report.
  */
-@WithControlPlane
 class PoolStatusAndPressureIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static int subnets;
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("poolst");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("poolst");
 
   private OperatorProcess operator(String idleSeconds) {
     return processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", idleSeconds), WITHIN);
@@ -71,12 +74,14 @@ class PoolStatusAndPressureIT {
     return outcome.ip();
   }
 
-  @Test
-  void statusCountsWhatTheDaemonsAllocatedAndFollowsTheirReleases() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#blockStatus")
+  void statusCountsWhatTheDaemonsAllocatedAndFollowsTheirReleases(Map<String, String> blockStatus)
+      throws Exception {
     OperatorProcess operator = operator("3600");
     String pool = pool(".0/24", 28);
-    NodeRig a = node(pool);
-    NodeRig b = node(pool);
+    NodeRig a = processes.node(pool, blockStatus);
+    NodeRig b = processes.node(pool, blockStatus);
     for (int i = 0; i < 5; i++) {
       ipOf(a.add(pool, i));
     }

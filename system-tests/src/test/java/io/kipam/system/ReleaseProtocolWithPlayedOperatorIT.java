@@ -13,10 +13,10 @@ import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PlayedOperator;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The node daemon's half of the block release handshake on the real API server, with the test
@@ -36,8 +37,9 @@ import org.junit.jupiter.api.Test;
  * running kipam-operator would act on those answers itself; {@code BlockLifecycleIT} and {@code
  * HandshakeKillMatrixIT} run both real halves. So this test also marks its pools Ready itself.
  */
-@WithControlPlane
 class ReleaseProtocolWithPlayedOperatorIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static NodeRig rig;
   private static String bootPool;

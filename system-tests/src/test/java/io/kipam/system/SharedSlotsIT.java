@@ -10,10 +10,9 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
 import io.kipam.system.harness.PoolAssertions;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,11 +35,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * KIPAM_SHARED_SLOTS=true}. With fewer unclaimed slots than nodes, every slot is claimed Shared
  * from birth and every address is sub-claimed by the node that uses it.
  */
-@WithControlPlane
 class SharedSlotsIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
 

@@ -15,9 +15,9 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -45,8 +45,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * seen by the operator, so the first ADDs of the first four nodes run before the others start: the
  * node with 26 pods fills its slot and is the one that is seen short.
  */
-@WithControlPlane
 class SlotConversionIT {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Duration RUNTIME_RETRIES = Duration.ofSeconds(60);
@@ -59,7 +60,7 @@ class SlotConversionIT {
   private static final int[] PODS = {26, 10, 6, 6, 4, 4, 2, 2};
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("convert");
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("convert");
 
   @Test
   void eightNodesGetEveryPodAnAddressOfFourExclusiveSlotsThroughConversion() throws Exception {

@@ -16,11 +16,10 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,10 +50,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * three namespaces through the same pool throughout, and every IPAddress is sampled for an address
  * held twice. Seeded ({@code -Dkipam.seed=N}): which pod is deleted, which is moved.
  */
-@WithControlPlane
 class StatefulSetClaimsIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
   private static final String NETWORK = "stable";

@@ -10,10 +10,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.NodeUnderTest;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -27,11 +26,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * missed). N must keep X: no third pod gets it, CHECK of N passes, and N's DEL removes its object.
  * Ten rounds, each with its own restart.
  */
-@WithControlPlane
 class WatchReplayIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;

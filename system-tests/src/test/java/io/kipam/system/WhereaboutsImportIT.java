@@ -18,11 +18,10 @@ import io.kipam.operator.cli.KubectlKipam;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.WithControlPlane;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -55,10 +54,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * addresses to as many new pods. Seeded ({@code -Dkipam.seed=N}): each pod's namespace, node and
  * network.
  */
-@WithControlPlane
 class WhereaboutsImportIT {
-
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private static final int PODS = Integer.getInteger("kipam.import.pods", 200);
   private static final int LEAKED = 10;

@@ -9,9 +9,9 @@ import io.kipam.system.harness.ApiRequestCounts;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A large pool pays one write per ADD: a /16 in /26 slots, 200 pods on 4 nodes, daemons with shared
@@ -32,8 +33,9 @@ import org.junit.jupiter.api.Test;
  * system-tests -am verify -Pbenchmark -DskipIT -DskipE2E -Dit.test=LargePoolWritesBenchmark};
  * docs/benchmarks.md has results.
  */
-@WithControlPlane
 public class LargePoolWritesBenchmark {
+
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final int NODES = 4;
   private static final int PODS_PER_NODE = 50;

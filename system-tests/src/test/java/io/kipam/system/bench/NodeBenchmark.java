@@ -11,11 +11,10 @@ import io.kipam.system.harness.DaemonMetrics;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Exec;
 import io.kipam.system.harness.Installer;
-import io.kipam.system.harness.OperatorPerClass;
+import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,11 +36,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * bare JVM's, and API writes per allocation counted by kube-apiserver itself. Run with {@code
  * ./mvnw -B -pl system-tests -am verify -Pbenchmark}; docs/benchmarks.md has results.
  */
-@WithControlPlane
 public class NodeBenchmark {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final OperatorPerClass OPERATOR = new OperatorPerClass();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private final KubernetesClient client;
   private final ControlPlane controlPlane;

@@ -45,11 +45,11 @@ public final class Cluster {
 
   /**
    * Creates a pool as an administrator does, with no status, and waits until kipam-operator (which
-   * the test runs, see {@link OperatorPerClass}) has marked it Ready. A pool without a network gets
-   * the test's ({@link io.kipam.testing.Fixtures#testNetwork}): the ITs of a module share one
-   * control plane, and a pool of another test that overlaps it must not make the operator refuse
-   * it, while the pools of one test may serve one interface together (dual-stack, a fallback pool,
-   * a pool an annotation chooses), which kipam-node allows only within one network.
+   * the test runs, see {@link SystemTest#withOperator}) has marked it Ready. A pool without a
+   * network gets the test's ({@link io.kipam.testing.Fixtures#testNetwork}): the ITs of a module
+   * share one control plane, and a pool of another test that overlaps it must not make the operator
+   * refuse it, while the pools of one test may serve one interface together (dual-stack, a fallback
+   * pool, a pool an annotation chooses), which kipam-node allows only within one network.
    */
   public static void poolReadiedByOperator(KubernetesClient client, String name, IPPoolSpec spec) {
     if (spec.getNetwork() == null) {

@@ -91,6 +91,11 @@ public final class DaemonProcess extends JvmProcess<DaemonProcess> {
         built("daemon.malloc-arena-max"));
   }
 
+  /** kipam-node's settings at its next start, its defaults where nothing sets them. */
+  public io.kipam.node.NodeSettings settings() {
+    return io.kipam.node.NodeSettings.fromEnvironment(settingsEnvironment());
+  }
+
   /** Waits until STATUS through {@code kipam} succeeds: the daemon serves and has synced. */
   public void awaitReady(Path kipam, String pool) {
     String config = Cluster.config("1.1.0", socket.toString(), pool);

@@ -198,10 +198,31 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
         extra);
   }
 
-  /** Sets a variable of the program's environment for its next start. */
+  /**
+   * Sets a variable of the program's environment for its next start; {@code null} leaves it unset,
+   * so that the program runs at its own default where the harness would shorten it ({@link
+   * ProductDefaults}).
+   */
   public T withEnv(String name, String value) {
     env.put(name, value);
     return self();
+  }
+
+  /**
+   * kipam's settings as the program reads them at its next start: the harness's environment with
+   * the caller's {@link #withEnv} over it.
+   */
+  public Map<String, String> settingsEnvironment() {
+    Map<String, String> settings = new HashMap<>(environment());
+    env.forEach(
+        (name, value) -> {
+          if (value == null) {
+            settings.remove(name);
+          } else {
+            settings.put(name, value);
+          }
+        });
+    return settings;
   }
 
   /** The value the program gets (or got) for {@code name} at its next (or last) start. */
@@ -301,7 +322,14 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().putAll(base);
     builder.environment().putAll(environment());
-    builder.environment().putAll(env);
+    env.forEach(
+        (name, value) -> {
+          if (value == null) {
+            builder.environment().remove(name);
+          } else {
+            builder.environment().put(name, value);
+          }
+        });
     startedAt = System.nanoTime();
     process =
         builder

@@ -2,7 +2,6 @@ package io.kipam.system.harness;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,9 +12,6 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The kipam processes one test starts, both halves as in a cluster: kipam-operator processes and
@@ -23,13 +19,12 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * their pods spread over namespaces of the test's own (three unless told otherwise). {@link #close}
  * stops them all, in the order they were started.
  *
- * <p>As a JUnit 5 extension on an instance field of a {@code @WithControlPlane} test class
- * ({@code @RegisterExtension final KipamProcesses processes = KipamProcesses.perTest("demand")}),
- * it is the whole preamble of such a test: before each test it installs kipam's CRDs on the shared
- * control plane and makes the test's namespaces and directory; after each test it stops every
- * process the test started.
+ * <p>A test class gets them from its {@link SystemTest} ({@code private final KipamProcesses
+ * processes = SYSTEM.processesOfEachTest("demand")}), which opens them before each test (the test's
+ * namespaces and directory) and closes them after it; a benchmark or a test that needs them for a
+ * part of its run makes its own with the constructor and closes them.
  */
-public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, AfterEachCallback {
+public final class KipamProcesses implements AutoCloseable {
 
   public Path dir;
   public List<String> namespaces;
@@ -58,28 +53,16 @@ public final class KipamProcesses implements AutoCloseable, BeforeEachCallback, 
     this.namespaceCount = namespaceCount;
   }
 
-  /** The processes of each test of a class, as an extension (see above). */
-  public static KipamProcesses perTest(String name) {
+  /** Processes to be opened later ({@link SystemTest#processesOfEachTest}). */
+  static KipamProcesses unopened(String name) {
     return new KipamProcesses(name, 3);
   }
 
-  private void open(ControlPlane controlPlane, KubernetesClient client) throws IOException {
+  void open(ControlPlane controlPlane, KubernetesClient client) throws IOException {
     this.controlPlane = controlPlane;
     this.client = client;
     this.dir = Files.createTempDirectory("kipam-" + name + "-it");
     this.namespaces = NodeRig.namespaces(client, name, namespaceCount);
-  }
-
-  @Override
-  public void beforeEach(ExtensionContext context) throws Exception {
-    ControlPlane shared = ControlPlane.shared();
-    KipamCrds.install(shared.client());
-    open(shared, shared.client());
-  }
-
-  @Override
-  public void afterEach(ExtensionContext context) throws Exception {
-    close();
   }
 
   /** An operator process, not started yet (add settings with {@code withEnv}, holds, ...). */

@@ -83,6 +83,11 @@ public final class OperatorProcess extends JvmProcess<OperatorProcess> {
         Map.entry("KIPAM_RECHECK_SECONDS", "1"));
   }
 
+  /** kipam-operator's settings at its next start, its defaults where nothing sets them. */
+  public io.kipam.operator.OperatorSettings settings() {
+    return io.kipam.operator.OperatorSettings.fromEnvironment(settingsEnvironment());
+  }
+
   /**
    * At its next start the operator serves {@code /metrics} on a free loopback port (by default it
    * picks one itself and tests cannot find it), for {@link #metric}.

@@ -1,0 +1,24 @@
+package io.kipam.system.harness;
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * An environment for a family's variant at the product's defaults ({@link
+ * io.kipam.testing.Variants}): the timers the harness shortens for every kipam process are unset,
+ * so that the process reads its own defaults, as a user's does.
+ */
+public final class ProductDefaults {
+
+  private ProductDefaults() {}
+
+  /** An environment in which each of {@code names} is unset ({@link JvmProcess#withEnv} null). */
+  public static Map<String, String> of(String... names) {
+    Map<String, String> unset = new HashMap<>();
+    for (String name : names) {
+      unset.put(name, null);
+    }
+    return Collections.unmodifiableMap(unset);
+  }
+}

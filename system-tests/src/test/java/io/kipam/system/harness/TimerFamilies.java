@@ -1,0 +1,63 @@
+package io.kipam.system.harness;
+
+import io.kipam.testing.Variants;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Named;
+
+/**
+ * The timer families of the system tests ({@link Variants}; docs/development.md, "Timers"): each a
+ * source of a parameterized test,
+ * {@code @MethodSource("io.kipam.system.harness.TimerFamilies#settle")}, whose argument is the
+ * environment to start kipam-node or kipam-operator with. The shortened variant names its values;
+ * the one at the product's defaults unsets them ({@link ProductDefaults}).
+ */
+public final class TimerFamilies {
+
+  private TimerFamilies() {}
+
+  private static Stream<Named<Map<String, String>>> family(
+      String name, String shortened, Map<String, String> values) {
+    return Variants.<Map<String, String>>family(name)
+        .shortened(shortened, values)
+        .defaults(ProductDefaults.of(values.keySet().toArray(String[]::new)))
+        .draw();
+  }
+
+  /** How long an address whose write had an unknown outcome stays taken: 5 s, and the default. */
+  public static Stream<Named<Map<String, String>>> settle() {
+    return family("kipam-node settle", "settle 5 s", Map.of("KIPAM_SETTLE_SECONDS", "5"));
+  }
+
+  /** CNI GC's grace for young allocations: 2 s, and the default. */
+  public static Stream<Named<Map<String, String>>> gcGrace() {
+    return family("kipam-node GC grace", "GC grace 2 s", Map.of("KIPAM_GC_GRACE_SECONDS", "2"));
+  }
+
+  /** How often a node writes a block's count: 1 s, and the default. */
+  public static Stream<Named<Map<String, String>>> blockStatus() {
+    return family(
+        "kipam-node block status",
+        "block status every 1 s",
+        Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1"));
+  }
+
+  /** kipam-operator's leader election: the harness's 4 s lease, and the default (client-go's). */
+  public static Stream<Named<Map<String, String>>> lease() {
+    return family(
+        "kipam-operator lease",
+        "lease 4 s, renew deadline 3 s, retry 1 s",
+        Map.of(
+            "KIPAM_LEASE_DURATION_SECONDS", "4",
+            "KIPAM_LEASE_RENEW_DEADLINE_SECONDS", "3",
+            "KIPAM_LEASE_RETRY_PERIOD_SECONDS", "1"));
+  }
+
+  /**
+   * How often kipam-operator looks again at a decision that waits for IPAddresses to go (a block
+   * deleted by hand, a pool deleted with addresses): 1 s, and the default.
+   */
+  public static Stream<Named<Map<String, String>>> recheck() {
+    return family("kipam-operator recheck", "recheck 1 s", Map.of("KIPAM_RECHECK_SECONDS", "1"));
+  }
+}

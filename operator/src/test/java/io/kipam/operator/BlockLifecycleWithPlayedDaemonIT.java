@@ -16,12 +16,20 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
+import io.kipam.testing.ProductDefaults;
+import io.kipam.testing.Variants;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The operator's side of a block's life where a block could leave with a live address or stay
@@ -61,6 +69,34 @@ class BlockLifecycleWithPlayedDaemonIT {
 
   private void startOperator(Map<String, String> settings) throws Exception {
     operator = RunningOperator.start(controlPlane, settings);
+  }
+
+  /** How long a Node must have been gone before its blocks are taken: 8 s, and the default. */
+  static Stream<Named<Map<String, String>>> nodeGoneGrace() {
+    return Variants.<Map<String, String>>family("kipam-operator node-gone grace")
+        .shortened("node-gone grace 8 s", Map.of("KIPAM_NODE_GONE_GRACE_SECONDS", "8"))
+        .defaults(ProductDefaults.of("KIPAM_NODE_GONE_GRACE_SECONDS"))
+        .draw();
+  }
+
+  /** How long a refusal stays before the block is asked for again: 2 s, and the default. */
+  static Stream<Named<Map<String, String>>> releaseRetry() {
+    return Variants.<Map<String, String>>family("kipam-operator release retry")
+        .shortened("release retry 2 s", Map.of("KIPAM_RELEASE_RETRY_SECONDS", "2"))
+        .defaults(ProductDefaults.of("KIPAM_RELEASE_RETRY_SECONDS"))
+        .draw();
+  }
+
+  /** An operator with {@code settings} and a family's {@code timers} over them. */
+  private Duration startOperator(
+      Map<String, String> settings,
+      Map<String, String> timers,
+      Function<OperatorSettings, Duration> timer)
+      throws Exception {
+    Map<String, String> all = new HashMap<>(settings);
+    all.putAll(timers);
+    startOperator(all);
+    return timer.apply(RunningOperator.settings(controlPlane, all));
   }
 
   /** A Ready pool of its own, 10.70.n.0/24 in blocks of /28. */
@@ -150,9 +186,15 @@ class BlockLifecycleWithPlayedDaemonIT {
     assertThat(kipam.eventReasons(name)).contains("Released");
   }
 
-  @Test
-  void aBlockDeletedByHandWithALiveAddressStaysUntilItsNodeGivesItBack() throws Exception {
-    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_RELEASE_RETRY_SECONDS", "2"));
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("releaseRetry")
+  void aBlockDeletedByHandWithALiveAddressStaysUntilItsNodeGivesItBack(
+      Map<String, String> releaseRetry) throws Exception {
+    Duration retry =
+        startOperator(
+            Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"),
+            releaseRetry,
+            OperatorSettings::releaseRetryDelay);
     IPPool pool = pool("by-hand");
     IPBlock block = kipam.claimBlock(pool, cidr(pool, 1), node);
     String name = block.getMetadata().getName();
@@ -177,7 +219,7 @@ class BlockLifecycleWithPlayedDaemonIT {
     staysFor(3, name);
     kipam.delete(address);
     kipam.reportAllocated(name, 0);
-    kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN);
+    kipam.answerWhenAsked(name, ReleaseState.Ready, WITHIN.plus(retry));
 
     await().atMost(WITHIN).until(() -> kipam.block(name) == null);
   }
@@ -262,20 +304,30 @@ class BlockLifecycleWithPlayedDaemonIT {
     awaitBothGone(name, pool);
   }
 
-  @Test
-  void aBlockOfADeletedNodeIsClosedAtOnceAndTakenBackOnlyAfterTheGracePeriod() throws Exception {
-    startOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600", "KIPAM_NODE_GONE_GRACE_SECONDS", "8"));
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("nodeGoneGrace")
+  void aBlockOfADeletedNodeIsClosedAtOnceAndTakenBackOnlyAfterTheGracePeriod(
+      Map<String, String> nodeGoneGrace) throws Exception {
+    Duration grace =
+        startOperator(
+            Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"),
+            nodeGoneGrace,
+            OperatorSettings::nodeGoneGrace);
     IPPool pool = pool("node-gone");
     String name = reportedEmpty(pool, 4);
 
+    long deleted = System.nanoTime();
     client.nodes().withName(node).delete();
 
     // A daemon still running on that node is asked to close the block at once ...
     await().atMost(WITHIN).until(() -> state(name) == ReleaseState.Requested);
     // ... but nothing is taken from it before the grace period is over.
-    staysFor(4, name);
+    staysFor((int) grace.toSeconds() / 2, name);
 
-    await().atMost(WITHIN).until(() -> kipam.block(name) == null);
+    await().atMost(WITHIN.plus(grace)).until(() -> kipam.block(name) == null);
+    System.out.printf(
+        "the block of the deleted Node taken back %.1f s after its deletion (grace %s)%n",
+        (System.nanoTime() - deleted) / 1e9, grace);
     assertThat(kipam.eventReasons(name)).contains("NodeGone");
   }
 

@@ -55,11 +55,32 @@ final class RunningOperator implements AutoCloseable {
         KipamOperator.start(OperatorSettings.fromEnvironment(env).embedded()));
   }
 
+  /**
+   * An operator with {@code overrides} over {@link #environment}; a setting mapped to {@code null}
+   * is left out, so the operator runs at its default ({@code ProductDefaults}).
+   */
   static RunningOperator start(ControlPlane controlPlane, Map<String, String> overrides)
       throws Exception {
+    return start(environment(controlPlane, overrides));
+  }
+
+  /** The settings such an operator runs with. */
+  static OperatorSettings settings(ControlPlane controlPlane, Map<String, String> overrides) {
+    return OperatorSettings.fromEnvironment(environment(controlPlane, overrides));
+  }
+
+  private static Map<String, String> environment(
+      ControlPlane controlPlane, Map<String, String> overrides) {
     Map<String, String> env = environment(controlPlane);
-    env.putAll(overrides);
-    return start(env);
+    overrides.forEach(
+        (name, value) -> {
+          if (value == null) {
+            env.remove(name);
+          } else {
+            env.put(name, value);
+          }
+        });
+    return env;
   }
 
   KipamOperator operator() {

@@ -201,7 +201,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
   /**
    * Sets a variable of the program's environment for its next start; {@code null} leaves it unset,
    * so that the program runs at its own default where the harness would shorten it ({@link
-   * ProductDefaults}).
+   * io.kipam.testing.ProductDefaults}).
    */
   public T withEnv(String name, String value) {
     env.put(name, value);

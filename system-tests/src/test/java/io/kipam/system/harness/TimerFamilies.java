@@ -1,5 +1,6 @@
 package io.kipam.system.harness;
 
+import io.kipam.testing.ProductDefaults;
 import io.kipam.testing.Variants;
 import java.util.Map;
 import java.util.stream.Stream;

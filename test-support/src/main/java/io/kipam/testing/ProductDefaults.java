@@ -1,4 +1,4 @@
-package io.kipam.system.harness;
+package io.kipam.testing;
 
 import java.util.Collections;
 import java.util.HashMap;
@@ -13,7 +13,10 @@ public final class ProductDefaults {
 
   private ProductDefaults() {}
 
-  /** An environment in which each of {@code names} is unset ({@link JvmProcess#withEnv} null). */
+  /**
+   * An environment in which each of {@code names} is unset: mapped to {@code null}, which the
+   * harnesses that start kipam's processes take as "leave it out".
+   */
   public static Map<String, String> of(String... names) {
     Map<String, String> unset = new HashMap<>();
     for (String name : names) {

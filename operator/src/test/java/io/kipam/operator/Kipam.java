@@ -5,30 +5,25 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockStatus;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.ReleaseState;
-import io.kipam.cni.spec.Attachment;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 import io.kipam.node.alloc.BlockStatusStore;
 import io.kipam.node.alloc.Lease;
-import io.kipam.node.alloc.PodRef;
 import io.kipam.node.kube.ApiTraffic;
 import io.kipam.node.kube.KubernetesBlockStatus;
 import io.kipam.node.kube.KubernetesStore;
@@ -39,10 +34,7 @@ import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -58,9 +50,6 @@ public final class Kipam {
 
   /** The node that claims Shared slots here: kipam.io/created-by names it. */
   static final String PLAYED_NODE = "played-daemon";
-
-  /** The CNI network of the addresses written here. */
-  private static final String NETWORK = "kipam-test";
 
   /** How often a write that found the object changed is tried again. */
   private static final int ATTEMPTS = 20;
@@ -314,16 +303,21 @@ public final class Kipam {
    */
   IPAddress allocate(String namespace, IPBlock block, String ip) {
     IpAddress address = IpAddress.parse(ip);
-    return byHand(
-        namespace,
-        block.getSpec().getPool(),
-        block.getMetadata().getName(),
-        block.getSpec().getNode(),
-        address,
+    PodReference neverExisted =
         new PodReference(
             "pod-" + address.toString().replace(':', '-').replace('.', '-'),
-            UUID.randomUUID().toString()),
-        false);
+            UUID.randomUUID().toString());
+    return client
+        .resource(
+            AddressObjects.byHand(
+                namespace,
+                block.getSpec().getPool(),
+                block.getMetadata().getName(),
+                block.getSpec().getNode(),
+                address,
+                neverExisted,
+                false))
+        .create();
   }
 
   /**
@@ -343,87 +337,19 @@ public final class Kipam {
       PodReference pod,
       boolean owned) {
     IpAddress address = IpAddress.parse(ip);
-    Optional<Cidr> cidr = blockOf(pool, block);
+    Optional<Cidr> cidr = AddressObjects.blockOf(pool, block);
     if (!owned || cidr.isEmpty()) {
-      return byHand(namespace, pool, block, node, address, pod, owned);
+      return client
+          .resource(AddressObjects.byHand(namespace, pool, block, node, address, pod, owned))
+          .create();
     }
-    Lease lease =
-        new Lease(
-            pool,
-            address,
-            cidr.get(),
-            node,
-            NETWORK,
-            new Attachment("container-" + UUID.randomUUID(), "eth0"),
-            new PodRef(namespace, pod.getName(), pod.getUid()),
-            null,
-            null);
+    Lease lease = AddressObjects.lease(namespace, pool, cidr.get(), node, address, pod);
     Lease written = store.createAddress(lease);
     if (written == null) {
       throw new KubernetesClientException(
           "IPAddress " + namespace + "/" + lease.name() + " exists", 409, null);
     }
     return client.resources(IPAddress.class).inNamespace(namespace).withName(lease.name()).get();
-  }
-
-  /** The CIDR {@code block} names in {@code pool}; empty for a name kipam does not give. */
-  private static Optional<Cidr> blockOf(String pool, String block) {
-    try {
-      ResourceNames.BlockName name = ResourceNames.parseBlockName(block);
-      return name.pool().equals(pool) ? Optional.of(name.cidr()) : Optional.empty();
-    } catch (IllegalArgumentException notABlockName) {
-      return Optional.empty();
-    }
-  }
-
-  /**
-   * An IPAddress kipam-node would not write (see {@link #allocate} and {@link #allocateTo}): its
-   * names, labels, finalizer and spec as kipam-node gives them, its holder as the test says.
-   */
-  private IPAddress byHand(
-      String namespace,
-      String pool,
-      String block,
-      String node,
-      IpAddress ip,
-      PodReference pod,
-      boolean owned) {
-    Map<String, String> labels = new HashMap<>();
-    labels.put(ApiConstants.LABEL_POOL, pool);
-    labels.put(ApiConstants.LABEL_NODE, node);
-    labels.put(ApiConstants.LABEL_NETWORK, NETWORK);
-    blockOf(pool, block)
-        .ifPresent(cidr -> labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(cidr)));
-    ObjectMetaBuilder meta =
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, ip))
-            .withNamespace(namespace)
-            .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .withLabels(labels);
-    if (owned) {
-      meta.withOwnerReferences(
-          new OwnerReferenceBuilder()
-              .withApiVersion("v1")
-              .withKind("Pod")
-              .withName(pod.getName())
-              .withUid(pod.getUid())
-              .withController(true)
-              .withBlockOwnerDeletion(false)
-              .build());
-    }
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip.toString());
-    spec.setPool(pool);
-    spec.setBlock(block);
-    spec.setNode(node);
-    spec.setNetwork(NETWORK);
-    spec.setPod(pod);
-    spec.setContainerID("container-" + UUID.randomUUID());
-    spec.setInterfaceName("eth0");
-    IPAddress object = new IPAddress();
-    object.setMetadata(meta.build());
-    object.setSpec(spec);
-    return client.resource(object).create();
   }
 
   /** The address {@code offset} places after the first of the block. */
@@ -436,7 +362,7 @@ public final class Kipam {
    * delete (the object's UID as precondition), then the end of the attachment.
    */
   public void delete(IPAddress address) {
-    store.deleteAddress(leaseOf(address));
+    store.deleteAddress(AddressObjects.leaseOf(address));
   }
 
   /**
@@ -445,30 +371,7 @@ public final class Kipam {
    * attachment is over; nothing when it is gone or not being deleted.
    */
   void endAttachment(IPAddress address) {
-    store.endAttachment(leaseOf(address));
-  }
-
-  /**
-   * The lease kipam-node knows {@code address} as: the object (namespace, name, UID) is what its
-   * release writes act on.
-   */
-  private static Lease leaseOf(IPAddress address) {
-    IPAddressSpec spec = address.getSpec();
-    IpAddress ip = IpAddress.parse(spec.getIp());
-    PodReference pod = spec.getPod();
-    return new Lease(
-        spec.getPool(),
-        ip,
-        blockOf(spec.getPool(), spec.getBlock()).orElse(Cidr.of(ip, ip.family().bits())),
-        spec.getNode(),
-        spec.getNetwork(),
-        new Attachment(
-            Objects.requireNonNullElse(spec.getContainerID(), ""),
-            Objects.requireNonNullElse(spec.getInterfaceName(), "")),
-        new PodRef(address.getMetadata().getNamespace(), pod.getName(), pod.getUid()),
-        spec.getMac(),
-        address.getMetadata().getUid(),
-        spec.getClaim());
+    store.endAttachment(AddressObjects.leaseOf(address));
   }
 
   /**

@@ -13,8 +13,9 @@ import org.slf4j.Logger;
  * kipam-node's logging, set up in code rather than from an XML file: reading one loads an XML
  * parser and some 400 classes of logback's own, about 3 MiB of a daemon that should stay small
  * (docs/benchmarks.md). INFO and up to standard error, the client's and the server's own logs from
- * WARN. A {@code logback.configurationFile} or a {@code logback-test.xml} on the classpath (the
- * tests') still wins.
+ * WARN. A {@code logback.configurationFile}, a {@code logback-test.xml} on the classpath (the
+ * tests') or a {@code logback.xml} on it (an application that has kipam-node's classes on its
+ * classpath and logs its own way, as kipam-operator's tests do) still wins.
  */
 public final class NodeLogging extends ContextAwareBase implements Configurator {
 
@@ -24,7 +25,8 @@ public final class NodeLogging extends ContextAwareBase implements Configurator 
   @Override
   public ExecutionStatus configure(LoggerContext context) {
     if (System.getProperty("logback.configurationFile") != null
-        || NodeLogging.class.getClassLoader().getResource("logback-test.xml") != null) {
+        || NodeLogging.class.getClassLoader().getResource("logback-test.xml") != null
+        || NodeLogging.class.getClassLoader().getResource("logback.xml") != null) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY;
     }
     PatternLayoutEncoder encoder = new PatternLayoutEncoder();

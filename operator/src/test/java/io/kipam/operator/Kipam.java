@@ -5,49 +5,73 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
-import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPBlockStatus;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.node.alloc.BlockObject;
+import io.kipam.node.alloc.BlockRef;
+import io.kipam.node.alloc.BlockStatusStore;
+import io.kipam.node.alloc.Lease;
+import io.kipam.node.kube.ApiTraffic;
+import io.kipam.node.kube.KubernetesBlockStatus;
+import io.kipam.node.kube.KubernetesStore;
+import io.kipam.runtime.client.TokenBucket;
 import io.kipam.testing.Fixtures;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
  * The cluster as operator tests need it. Pools are made as a platform team makes them. Blocks,
- * addresses and block status are written the way kipam-node writes them (same names, labels and
- * owner references as its {@code KubernetesStore}), standing in for a daemon where the daemon is
- * not the subject of the test; nothing here writes what the operator owns.
+ * addresses, block status and release answers are written by kipam-node's own writers ({@link
+ * KubernetesStore}, {@link KubernetesBlockStatus}), standing in for a daemon where the daemon is
+ * not the subject of the test, so they cannot drift from what kipam-node writes. The few writes no
+ * kipam-node makes stay by hand, each saying why; nothing here writes what the operator owns.
  */
 public final class Kipam {
 
-  private static final String FINALIZER = ApiConstants.FINALIZER_ATTACHMENT;
+  /** The node that claims Shared slots here: kipam.io/created-by names it. */
+  static final String PLAYED_NODE = "played-daemon";
+
+  /** How often a write that found the object changed is tried again. */
+  private static final int ATTEMPTS = 20;
 
   private final KubernetesClient client;
+  private final KubernetesStore store;
+  private final KubernetesBlockStatus blockStatus;
 
   public Kipam(KubernetesClient client) {
     this.client = client;
+    // kipam-node paces its writes; a test's few need no pacing.
+    TokenBucket unpaced = new TokenBucket(1_000, 1_000);
+    this.store =
+        new KubernetesStore(
+            client,
+            PLAYED_NODE,
+            this::poolUid,
+            unpaced,
+            // No static pods are played here: no address is held by a Node.
+            () -> null,
+            new ApiTraffic(new PrometheusRegistry()));
+    this.blockStatus = new KubernetesBlockStatus(client, unpaced);
   }
 
   public IPPool createPool(String name, String cidr, int blockSize, String network) {
@@ -70,6 +94,12 @@ public final class Kipam {
 
   IPPool pool(String name) {
     return client.resources(IPPool.class).withName(name).get();
+  }
+
+  /** The UID of a pool, as kipam-node's pool cache gives it its store; null when there is none. */
+  private String poolUid(String name) {
+    IPPool pool = pool(name);
+    return pool == null ? null : pool.getMetadata().getUid();
   }
 
   /** Condition {@code type} of {@code pool}; an AssertionError while the pool has none. */
@@ -103,11 +133,14 @@ public final class Kipam {
   }
 
   /**
-   * Claims a block as kipam-node does: named after pool and CIDR, labelled, owned by the pool,
-   * protected by {@code kipam.io/block-protection}.
+   * Claims a block with kipam-node's {@link KubernetesStore#claimBlock}: named after pool and CIDR,
+   * labelled, owned by the pool, protected by {@code kipam.io/block-protection}. A name already
+   * taken is the 409 the API server gave kipam-node's create.
    */
   IPBlock claimBlock(IPPool pool, String cidr, String node) {
-    return claim(pool, cidr, node, null);
+    String name = pool.getMetadata().getName();
+    Cidr block = Cidr.parse(cidr);
+    return claimed(name, block, store.claimBlock(name, block, node));
   }
 
   /**
@@ -119,58 +152,45 @@ public final class Kipam {
     return block;
   }
 
-  /** Claims a slot Shared from birth, as kipam-node does: no node, then {@code mode: Shared}. */
+  /**
+   * Claims a slot Shared from birth with kipam-node's {@link KubernetesStore#claimSharedSlot}: no
+   * node, created by {@value #PLAYED_NODE}, then {@code mode: Shared}.
+   */
   IPBlock claimSharedSlot(IPPool pool, String cidr) {
-    IPBlock slot = claim(pool, cidr, null, null);
-    editBlockStatus(slot.getMetadata().getName(), s -> s.setMode(BlockMode.Shared));
-    return block(slot.getMetadata().getName());
+    String name = pool.getMetadata().getName();
+    Cidr slot = Cidr.parse(cidr);
+    return claimed(name, slot, store.claimSharedSlot(name, slot));
   }
 
-  /** A sub-claim of {@code address} in {@code slot} for {@code node}, as kipam-node makes it. */
+  /**
+   * A sub-claim of {@code address} in {@code slot} for {@code node}, made with kipam-node's {@link
+   * KubernetesStore#claimSubClaim}.
+   */
   IPBlock subClaim(IPPool pool, IPBlock slot, String address, String node) {
-    return claim(pool, address + "/32", node, slot.getMetadata().getName());
+    String name = pool.getMetadata().getName();
+    IpAddress ip = IpAddress.parse(address);
+    String uid = store.claimSubClaim(name, ip, node, Cidr.parse(slot.getSpec().getCidr()));
+    return claimed(name, Cidr.of(ip, ip.family().bits()), uid);
   }
 
-  private IPBlock claim(IPPool pool, String cidr, String node, String parent) {
-    String poolName = pool.getMetadata().getName();
-    Cidr block = Cidr.parse(cidr);
-    IPBlock object = new IPBlock();
-    object.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.blockName(poolName, block))
-            .withFinalizers(ApiConstants.FINALIZER_BLOCK_PROTECTION)
-            .withLabels(labels(poolName, node, block))
-            .withOwnerReferences(
-                new OwnerReferenceBuilder()
-                    .withApiVersion(ApiConstants.API_VERSION)
-                    .withKind(IPPool.KIND)
-                    .withName(poolName)
-                    .withUid(pool.getMetadata().getUid())
-                    .withBlockOwnerDeletion(false)
-                    .build())
-            .build());
-    object.setSpec(
-        parent == null
-            ? new IPBlockSpec(poolName, cidr, node)
-            : IPBlockSpec.subClaim(poolName, cidr, node, parent));
-    return client.resource(object).create();
-  }
-
-  private static Map<String, String> labels(String pool, String node, Cidr block) {
-    Map<String, String> labels = new java.util.HashMap<>();
-    labels.put(ApiConstants.LABEL_POOL, pool);
-    labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block));
-    if (node != null) {
-      labels.put(ApiConstants.LABEL_NODE, node);
+  /** The block a claim created; the 409 of the create when it lost ({@code uid} null). */
+  private IPBlock claimed(String pool, Cidr cidr, String uid) {
+    String name = ResourceNames.blockName(pool, cidr);
+    if (uid == null) {
+      throw new KubernetesClientException("IPBlock " + name + " is taken", 409, null);
     }
-    return labels;
+    return block(name);
   }
 
   IPBlock block(String name) {
     return client.resources(IPBlock.class).withName(name).get();
   }
 
-  /** Rewrites a block's status as its daemon would, retrying conflicts with other writers. */
+  /**
+   * Rewrites a block's status by hand, retrying conflicts with other writers. Kept by hand on
+   * purpose: tests use it to write what no kipam-node writes (an earlier leader's round, a Ready
+   * without a round), which {@link KubernetesBlockStatus} cannot express.
+   */
   void editBlockStatus(String name, Consumer<IPBlockStatus> change) {
     for (int attempt = 0; ; attempt++) {
       IPBlock block = block(name);
@@ -182,39 +202,67 @@ public final class Kipam {
         client.resource(block).updateStatus();
         return;
       } catch (KubernetesClientException e) {
-        if (e.getCode() != 409 || attempt > 20) {
+        if (e.getCode() != 409 || attempt > ATTEMPTS) {
           throw e;
         }
       }
     }
   }
 
-  /** The daemon's coalesced report of how many addresses of the block are allocated. */
+  /**
+   * The daemon's coalesced report of how many addresses of the block are allocated, written with
+   * kipam-node's {@link KubernetesBlockStatus#writeAllocated}; seen again when the block changed
+   * before it landed.
+   */
   void reportAllocated(String block, long allocated) {
-    editBlockStatus(block, s -> s.setAllocated(allocated));
+    for (int attempt = 0; ; attempt++) {
+      IPBlock seen = existing(block);
+      if (blockStatus.writeAllocated(seen(seen), allocated)) {
+        return;
+      }
+      if (attempt > ATTEMPTS) {
+        throw new IllegalStateException("cannot report status.allocated of block " + block);
+      }
+    }
   }
 
-  /** The daemon's answer to the current round: the same requestedAt, its state and time. */
+  /**
+   * The daemon's answer to the current round, written with kipam-node's {@link
+   * KubernetesBlockStatus#answerRelease} as its release responder does: the round's requestedAt,
+   * the state, the time in seconds, and {@code reason} only for a refusal (kipam-node gives none
+   * with Ready). Decided again on the block as it is when it changed before the answer landed.
+   */
   void answer(String block, ReleaseState state, String reason) {
-    editBlockStatus(
-        block,
-        s -> {
-          BlockRelease release = s.getRelease();
-          if (release == null || release.getState() != ReleaseState.Requested) {
-            throw new IllegalStateException("block " + block + " has no Requested round to answer");
-          }
-          release.setState(state);
-          release.setRespondedAt(Instant.now().toString());
-          release.setReason(reason);
-        });
+    for (int attempt = 0; ; attempt++) {
+      IPBlock current = existing(block);
+      BlockRelease release = current.getStatus() == null ? null : current.getStatus().getRelease();
+      if (release == null || release.getState() != ReleaseState.Requested) {
+        throw new IllegalStateException("block " + block + " has no Requested round to answer");
+      }
+      var answer =
+          new BlockStatusStore.ReleaseAnswer(
+              state,
+              release.getRequestedAt(),
+              Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(),
+              state == ReleaseState.Ready ? null : reason);
+      String version =
+          blockStatus.answerRelease(
+              seen(current).ref(), current.getMetadata().getResourceVersion(), answer);
+      if (version != null) {
+        return;
+      }
+      if (attempt > ATTEMPTS) {
+        throw new IllegalStateException("cannot answer the release round of block " + block);
+      }
+    }
   }
 
   /**
    * The daemon's answer to the round the operator asks for next: waits for {@code Requested}, then
    * answers {@code state}.
    */
-  void answerWhenAsked(String block, ReleaseState state, java.time.Duration within) {
-    org.awaitility.Awaitility.await()
+  void answerWhenAsked(String block, ReleaseState state, Duration within) {
+    await()
         .atMost(within)
         .until(
             () -> {
@@ -224,53 +272,61 @@ public final class Kipam {
                   && current.getStatus().getRelease() != null
                   && current.getStatus().getRelease().getState() == ReleaseState.Requested;
             });
-    answer(block, state, state == ReleaseState.Ready ? "empty" : "in use");
+    answer(block, state, state == ReleaseState.Ready ? null : "in use");
+  }
+
+  private IPBlock existing(String name) {
+    IPBlock block = block(name);
+    if (block == null) {
+      throw new IllegalStateException("block " + name + " does not exist");
+    }
+    return block;
+  }
+
+  /** The block as kipam-node's block watch shows it to its status writers. */
+  private static BlockObject seen(IPBlock block) {
+    BlockRef ref =
+        new BlockRef(
+            block.getSpec().getPool(),
+            Cidr.parse(block.getSpec().getCidr()),
+            block.getMetadata().getUid());
+    return new BlockObject(
+        ref, block.getMetadata().getResourceVersion(), block.getStatus() != null, null, null, null);
   }
 
   /**
-   * An allocation as kipam-node writes it (no owner: tests delete it themselves, with {@link
-   * #delete}), held by {@code kipam.io/attachment}.
+   * An allocation in {@code block}, held by {@code kipam.io/attachment}, for a Pod that never
+   * existed, with no owner. Kept by hand on purpose: kipam-node never writes an address without a
+   * holder, and an owner that does not exist would have the garbage collector delete it at once,
+   * while tests need it to stay until they {@link #delete} it (and OperatorRbacWithPlayedDaemonIT
+   * counts it as the orphan of a Pod that never existed). Otherwise as kipam-node writes it.
    */
   IPAddress allocate(String namespace, IPBlock block, String ip) {
-    String pool = block.getSpec().getPool();
     IpAddress address = IpAddress.parse(ip);
-    IPAddress object = new IPAddress();
-    object.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, address))
-            .withNamespace(namespace)
-            .withFinalizers(FINALIZER)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL,
-                    pool,
-                    ApiConstants.LABEL_NODE,
-                    block.getSpec().getNode(),
-                    ApiConstants.LABEL_BLOCK,
-                    ResourceNames.blockLabel(Cidr.parse(block.getSpec().getCidr())),
-                    ApiConstants.LABEL_NETWORK,
-                    "kipam-test"))
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(pool);
-    spec.setBlock(block.getMetadata().getName());
-    spec.setNode(block.getSpec().getNode());
-    spec.setNetwork("kipam-test");
-    spec.setPod(
+    PodReference neverExisted =
         new PodReference(
             "pod-" + address.toString().replace(':', '-').replace('.', '-'),
-            UUID.randomUUID().toString()));
-    spec.setContainerID("container-" + UUID.randomUUID());
-    spec.setInterfaceName("eth0");
-    object.setSpec(spec);
-    return client.resource(object).create();
+            UUID.randomUUID().toString());
+    return client
+        .resource(
+            AddressObjects.byHand(
+                namespace,
+                block.getSpec().getPool(),
+                block.getMetadata().getName(),
+                block.getSpec().getNode(),
+                address,
+                neverExisted,
+                false))
+        .create();
   }
 
   /**
-   * An allocation of {@code ip} in {@code block} on {@code node} to {@code pod}, as kipam-node
-   * writes it, held by {@code kipam.io/attachment}; with an ownerReference to the Pod when {@code
-   * owned}. The block and the node are names only: they need not exist.
+   * An allocation of {@code ip} in {@code block} on {@code node} to {@code pod}, held by {@code
+   * kipam.io/attachment}. The block and the node are names only: they need not exist. When {@code
+   * owned} and {@code block} is a block name of {@code pool}, it is written with kipam-node's
+   * {@link KubernetesStore#createAddress}, owned by the Pod. Otherwise by hand, because kipam-node
+   * never writes it: an address without an owner (a test's orphan, or one the test deletes itself),
+   * or one naming a block that is no IPBlock name of its pool.
    */
   public IPAddress allocateTo(
       String namespace,
@@ -280,80 +336,42 @@ public final class Kipam {
       String ip,
       PodReference pod,
       boolean owned) {
-    ObjectMetaBuilder meta =
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
-            .withNamespace(namespace)
-            .withFinalizers(FINALIZER)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, pool,
-                    ApiConstants.LABEL_NODE, node,
-                    ApiConstants.LABEL_NETWORK, "kipam-test"));
-    if (owned) {
-      meta.withOwnerReferences(
-          new OwnerReferenceBuilder()
-              .withApiVersion("v1")
-              .withKind("Pod")
-              .withName(pod.getName())
-              .withUid(pod.getUid())
-              .withBlockOwnerDeletion(false)
-              .build());
+    IpAddress address = IpAddress.parse(ip);
+    Optional<Cidr> cidr = AddressObjects.blockOf(pool, block);
+    if (!owned || cidr.isEmpty()) {
+      return client
+          .resource(AddressObjects.byHand(namespace, pool, block, node, address, pod, owned))
+          .create();
     }
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(pool);
-    spec.setBlock(block);
-    spec.setNode(node);
-    spec.setNetwork("kipam-test");
-    spec.setPod(pod);
-    spec.setContainerID("container-" + UUID.randomUUID());
-    spec.setInterfaceName("eth0");
-    IPAddress object = new IPAddress();
-    object.setMetadata(meta.build());
-    object.setSpec(spec);
-    return client.resource(object).create();
+    Lease lease = AddressObjects.lease(namespace, pool, cidr.get(), node, address, pod);
+    Lease written = store.createAddress(lease);
+    if (written == null) {
+      throw new KubernetesClientException(
+          "IPAddress " + namespace + "/" + lease.name() + " exists", 409, null);
+    }
+    return client.resources(IPAddress.class).inNamespace(namespace).withName(lease.name()).get();
   }
 
   /** The address {@code offset} places after the first of the block. */
   static String addressIn(IPBlock block, int offset) {
-    return Cidr.parse(block.getSpec().getCidr())
-        .first()
-        .add(java.math.BigInteger.valueOf(offset))
-        .toString();
-  }
-
-  /** A release as kipam-node's DEL makes it: the delete, then the end of the attachment. */
-  public void delete(IPAddress address) {
-    client.resource(address).delete();
-    endAttachment(address);
+    return Cidr.parse(block.getSpec().getCidr()).first().add(BigInteger.valueOf(offset)).toString();
   }
 
   /**
-   * Removes {@code kipam.io/attachment} from the address, as its node's daemon does once the
-   * attachment is over; nothing when it is gone.
+   * A release as kipam-node's DEL makes it, with its {@link KubernetesStore#deleteAddress}: the
+   * delete (the object's UID as precondition), then the end of the attachment.
+   */
+  public void delete(IPAddress address) {
+    store.deleteAddress(AddressObjects.leaseOf(address));
+  }
+
+  /**
+   * Removes {@code kipam.io/attachment} from the address once it is being deleted, with
+   * kipam-node's {@link KubernetesStore#endAttachment}, as its node's daemon does once the
+   * attachment is over; nothing when it is gone or not being deleted.
    */
   void endAttachment(IPAddress address) {
-    var resource =
-        client
-            .resources(IPAddress.class)
-            .inNamespace(address.getMetadata().getNamespace())
-            .withName(address.getMetadata().getName());
-    IPAddress fresh = resource.get();
-    if (fresh == null || !fresh.getMetadata().getFinalizers().contains(FINALIZER)) {
-      return;
-    }
-    try {
-      resource.edit(
-          a -> {
-            a.getMetadata().getFinalizers().remove(FINALIZER);
-            return a;
-          });
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != 404) {
-        throw e;
-      }
-    }
+    store.endAttachment(AddressObjects.leaseOf(address));
   }
 
   /**

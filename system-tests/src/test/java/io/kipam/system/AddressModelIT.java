@@ -19,6 +19,7 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.AddressSteps;
 import io.kipam.testing.ControlPlane;
@@ -67,10 +68,9 @@ class AddressModelIT implements AddressSteps.Actions {
   /** How long after the pool counted it a freed address may still be missing from the count. */
   private static final Duration COUNT_LAG = Duration.ofSeconds(15);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
+  private final SeededRandom seeded = new SeededRandom();
   private final Map<String, String> poolNetworks = new LinkedHashMap<>();
   private final Map<String, PoolLayout> layouts = new HashMap<>();
   private final Map<String, Duration> reuse = new HashMap<>();
@@ -102,7 +102,7 @@ class AddressModelIT implements AddressSteps.Actions {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("AddressModelIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    seeded.print("AddressModelIT");
     KipamCrds.installIpamClaims(client);
     String primary = Fixtures.uniqueName("prim");
     podsA = pool("pods-a", "10.222.0.0/27", primary, 3);
@@ -117,7 +117,7 @@ class AddressModelIT implements AddressSteps.Actions {
       }
     }
     Path dir = Files.createTempDirectory("kipam-address-model-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, podsA, 3, rigs);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, podsA, 3, rigs);
   }
 
   @AfterEach
@@ -129,7 +129,7 @@ class AddressModelIT implements AddressSteps.Actions {
 
   @Test
   void everyWayToAnAddressKeepsTheInvariantsOnARealControlPlane() throws Exception {
-    AddressSteps steps = new AddressSteps(seed);
+    AddressSteps steps = new AddressSteps(seeded.seed());
     AddressSteps.Actions actions = this;
     snapshot();
     long start = System.nanoTime();
@@ -189,7 +189,7 @@ class AddressModelIT implements AddressSteps.Actions {
         if (free != null) {
           fail(
               "seed %d, step %d: %s was told code 100 while %s could obtain %s of %s%n%s",
-              seed, step, what, at.rig().node, free, pool, String.join("\n", history));
+              seeded.seed(), step, what, at.rig().node, free, pool, String.join("\n", history));
         }
       }
     }
@@ -343,7 +343,7 @@ class AddressModelIT implements AddressSteps.Actions {
       if (!poolNetworks.get(pool).equals(expected)) {
         fail(
             "seed %d, step %d: %s of pool %s given to an interface of network %s%n%s",
-            seed,
+            seeded.seed(),
             step,
             address.getSpec().getIp(),
             pool,
@@ -389,7 +389,7 @@ class AddressModelIT implements AddressSteps.Actions {
             assertThat(ips)
                 .as(
                     "seed %d, step %d: IPAMClaim (UID) %s%n%s",
-                    seed, step, claim, String.join("\n", history))
+                    seeded.seed(), step, claim, String.join("\n", history))
                 .hasSizeLessThanOrEqualTo(1));
     for (var before : Map.copyOf(held).entrySet()) {
       String now_ = holders.get(before.getKey());
@@ -417,7 +417,7 @@ class AddressModelIT implements AddressSteps.Actions {
           && now - last.heldUntil() < last.delay().toNanos()) {
         fail(
             "seed %d, step %d: %s went to %s at most %d ms after %s held it (reuse delay %d s)%n%s",
-            seed,
+            seeded.seed(),
             step,
             after.getKey(),
             after.getValue(),
@@ -436,7 +436,7 @@ class AddressModelIT implements AddressSteps.Actions {
     if (previous != null && !previous.equals(holder)) {
       fail(
           "seed %d, step %d: %s (network|address) held twice: by %s and by %s%n%s",
-          seed, step, key, previous, holder, String.join("\n", history));
+          seeded.seed(), step, key, previous, holder, String.join("\n", history));
     }
   }
 

@@ -11,6 +11,7 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import java.nio.file.Files;
@@ -43,10 +44,9 @@ class MixedRequestsIT {
   private static final int CALLERS = 6;
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
+  private final SeededRandom random = new SeededRandom();
   private ChurnAndSample plain;
   private ChurnAndSample chosen;
 
@@ -57,13 +57,12 @@ class MixedRequestsIT {
 
   @Test
   void twoThousandMixedPairsWithADaemonKillHoldNoAddressTwiceAndLeaveNothing() throws Exception {
-    System.out.println("MixedRequestsIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Random random = new Random(seed);
+    random.print("MixedRequestsIT");
     String pool = Cluster.readiedPool(client, "mixed", Cluster.spec("10.214.0.0/24", 28, 0));
     String other = Cluster.readiedPool(client, "mixed-b", Cluster.spec("10.214.1.0/24", 28, 0));
     List<String> namespaces = NodeRig.namespaces(client, "mixed");
     Path dir = Files.createTempDirectory("kipam-mixed-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
     plain = ChurnAndSample.start(client, pool, List.of());
     chosen = ChurnAndSample.start(client, other, List.of());
 
@@ -77,7 +76,7 @@ class MixedRequestsIT {
     for (int c = 0; c < CALLERS; c++) {
       // One caller per chosen-address slot: two callers never ask for one address at once.
       int caller = c;
-      long callerSeed = seed + c;
+      long callerSeed = random.seed() + c;
       done.add(
           callers.submit(
               () -> {

@@ -21,6 +21,7 @@ import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -35,7 +36,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -66,24 +66,21 @@ class PersistentAddressIT {
 
   private static final String IFNAME = "net1";
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   private ChurnAndSample meanwhile;
   private String pool;
   private List<String> namespaces;
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println(
-        "PersistentAddressIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("PersistentAddressIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sticky", Cluster.spec("10.209.0.0/24", 28, 0));
     namespaces = NodeRig.namespaces(client, "sticky");
     Path dir = Files.createTempDirectory("kipam-persistent-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
     meanwhile = ChurnAndSample.start(client, pool, rigs);
   }
 
@@ -107,7 +104,7 @@ class PersistentAddressIT {
     assertThat(attached.getSpec().getNode()).isEqualTo(order.get(0).node);
     assertThat(attached.getMetadata().getOwnerReferences().get(0).getUid())
         .isEqualTo(first.getMetadata().getUid());
-    IPBlock subClaim = subClaimOf(ip).orElseThrow();
+    IPBlock subClaim = Cluster.subClaimOf(client, pool, ip).orElseThrow();
     assertThat(subClaim.getSpec().getClaim().getUid()).isEqualTo(claim.getMetadata().getUid());
     assertThat(subClaim.getSpec().getNode()).isNull();
     IPBlock slot = client.resources(IPBlock.class).withName(subClaim.getSpec().getParent()).get();
@@ -117,7 +114,9 @@ class PersistentAddressIT {
     assertThat(call(order.get(0), "DEL", first, "c-first", true).ok()).isTrue();
     client.resource(first).withGracePeriod(0).delete();
     await().atMost(RETRIES).until(() -> addressOf(namespace, ip).isEmpty());
-    assertThat(subClaimOf(ip)).as("the claim's sub-claim stays without a pod").isPresent();
+    assertThat(Cluster.subClaimOf(client, pool, ip))
+        .as("the claim's sub-claim stays without a pod")
+        .isPresent();
 
     // Re-created on another node, it gets the same address.
     Pod second = claimPod(order.get(1), namespace, "vm-a-launcher-2", "vm-a." + network);
@@ -132,13 +131,15 @@ class PersistentAddressIT {
         .atMost(RETRIES)
         .until(
             () ->
-                subClaimOf(ip)
+                Cluster.subClaimOf(client, pool, ip)
                     .map(b -> b.getMetadata().getDeletionTimestamp() != null)
                     .orElse(true));
     Thread.sleep(3000);
-    assertThat(subClaimOf(ip)).as("held while the second pod is attached").isPresent();
+    assertThat(Cluster.subClaimOf(client, pool, ip))
+        .as("held while the second pod is attached")
+        .isPresent();
     assertThat(call(order.get(1), "DEL", second, "c-second", true).ok()).isTrue();
-    await().atMost(RETRIES).until(() -> subClaimOf(ip).isEmpty());
+    await().atMost(RETRIES).until(() -> Cluster.subClaimOf(client, pool, ip).isEmpty());
     System.out.println(
         "claim "
             + namespace
@@ -266,7 +267,7 @@ class PersistentAddressIT {
     IPAMClaim fresh = client.resource(claim).get();
     fresh.getMetadata().setFinalizers(List.of());
     client.resource(fresh).update();
-    await().atMost(RETRIES).until(() -> subClaimOf(held).isEmpty());
+    await().atMost(RETRIES).until(() -> Cluster.subClaimOf(client, pool, held).isEmpty());
     System.out.println("VM vm-b kept " + ip + " through 20 stop/start cycles on random nodes");
   }
 
@@ -299,7 +300,7 @@ class PersistentAddressIT {
           .contains(entry.getValue()[0])
           .contains(reference.contains("/") ? reference : namespace + "/" + reference)
           .contains(entry.getValue()[1]);
-      assertThat(addressesOfPod(namespace, pod.getMetadata().getName())).isEmpty();
+      assertThat(Cluster.addressesOf(client, namespace, pod.getMetadata().getName())).isEmpty();
       k++;
     }
 
@@ -319,7 +320,7 @@ class PersistentAddressIT {
         .contains("\"code\":7,")
         .contains("k8s.v1.cni.cncf.io/networks")
         .contains("not a JSON list");
-    assertThat(addressesOfPod(namespace, "bad-json")).isEmpty();
+    assertThat(Cluster.addressesOf(client, namespace, "bad-json")).isEmpty();
 
     // Attached to a running pod on one node, the claim's address is refused to a second pod.
     Pod running = claimPod(rig, namespace, "ok-1", "ok." + network);
@@ -332,7 +333,7 @@ class PersistentAddressIT {
         .contains("IPAMClaim " + namespace + "/ok." + network)
         .contains("attached to pod " + namespace + "/ok-1")
         .contains("live migration is not supported");
-    assertThat(addressesOfPod(namespace, "ok-2")).isEmpty();
+    assertThat(Cluster.addressesOf(client, namespace, "ok-2")).isEmpty();
     // Once the first pod is being deleted, the second is asked to try again; once its
     // attachment is over, the second gets the address.
     client.resource(running).withGracePeriod(0).delete();
@@ -670,21 +671,6 @@ class PersistentAddressIT {
             .resources(IPAddress.class)
             .inNamespace(namespace)
             .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
-            .get());
-  }
-
-  private List<IPAddress> addressesOfPod(String namespace, String pod) {
-    return client.resources(IPAddress.class).inNamespace(namespace).list().getItems().stream()
-        .filter(a -> pod.equals(a.getSpec().getPod().getName()))
-        .toList();
-  }
-
-  private Optional<IPBlock> subClaimOf(String ip) {
-    IpAddress address = IpAddress.parse(ip);
-    return Optional.ofNullable(
-        client
-            .resources(IPBlock.class)
-            .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
             .get());
   }
 }

@@ -8,12 +8,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,11 +41,9 @@ class PoolChoiceIT {
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   private final List<ChurnAndSample> meanwhile = new ArrayList<>();
   private String tiny;
   private String big;
@@ -58,7 +55,7 @@ class PoolChoiceIT {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("PoolChoiceIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("PoolChoiceIT");
     tiny = Cluster.readiedPool(client, "tiny", Cluster.spec("10.212.0.0/30", 30, 0));
     big = Cluster.readiedPool(client, "big", Cluster.spec("10.212.1.0/24", 28, 0));
     alt = Cluster.readiedPool(client, "alt", Cluster.spec("10.212.2.0/24", 28, 0));
@@ -71,7 +68,7 @@ class PoolChoiceIT {
     String churn = Cluster.readiedPool(client, "churn", Cluster.spec("10.212.8.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-pool-choice-it");
     List<String> namespaces = NodeRig.namespaces(client, "choice");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, churn, 3, rigs);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, churn, 3, rigs);
     meanwhile.add(ChurnAndSample.start(client, churn, rigs));
     for (String pool : List.of(tiny, big, alt, six, sixToo)) {
       meanwhile.add(ChurnAndSample.start(client, pool, List.of()));
@@ -124,7 +121,7 @@ class PoolChoiceIT {
         .matches(ip -> in(ip, "10.212.1.0/24"));
     // DEL finds the address in the pool the annotation chose.
     assertThat(call(r, "DEL", chosen, List.of(tiny, big)).ok()).isTrue();
-    assertThat(addressesOf(chosen)).isEmpty();
+    assertThat(Cluster.addressesOf(client, chosen)).isEmpty();
 
     // Family by family: IPv4 from the namespace (big), IPv6 from the pod (sixtoo).
     NodeRig d = rig();
@@ -194,7 +191,7 @@ class PoolChoiceIT {
     for (String fragment : fragments) {
       assertThat(outcome.stdout()).contains(fragment);
     }
-    assertThat(addressesOf(pod)).as("nothing allocated").isEmpty();
+    assertThat(Cluster.addressesOf(client, pod)).as("nothing allocated").isEmpty();
   }
 
   private NodeRig rig() {
@@ -236,17 +233,6 @@ class PoolChoiceIT {
         rig.kipam,
         CniCall.env(command, "c-" + pod.getMetadata().getUid(), pod),
         Cluster.config("1.1.0", rig.daemon.socket.toString(), pools.toArray(String[]::new)));
-  }
-
-  private List<IPAddress> addressesOf(Pod pod) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(pod.getMetadata().getNamespace())
-        .list()
-        .getItems()
-        .stream()
-        .filter(a -> pod.getMetadata().getName().equals(a.getSpec().getPod().getName()))
-        .toList();
   }
 
   private static boolean in(String ip, String cidr) {

@@ -8,14 +8,11 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ipamclaims.IPAMClaim;
-import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.ResourceNames;
-import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -28,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,11 +52,9 @@ class StatefulSetClaimsIT {
   private static final Duration WITHIN = Duration.ofSeconds(90);
   private static final String NETWORK = "stable";
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
   private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   private final Map<String, String> attached = new ConcurrentHashMap<>();
   private final Map<String, String> addressOf = new ConcurrentHashMap<>();
   private final AtomicBoolean stop = new AtomicBoolean();
@@ -71,14 +65,13 @@ class StatefulSetClaimsIT {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println(
-        "StatefulSetClaimsIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("StatefulSetClaimsIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sts", Cluster.spec("10.210.0.0/24", 28, 0));
     List<String> namespaces = NodeRig.namespaces(client, "sts-churn");
     namespace = Fixtures.namespace(client, "sts");
     Path dir = Files.createTempDirectory("kipam-sts-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
     meanwhile = ChurnAndSample.start(client, pool, rigs);
     kubelet = Executors.newSingleThreadExecutor();
     kubelet.submit(this::playKubelets);
@@ -189,8 +182,8 @@ class StatefulSetClaimsIT {
         .atMost(WITHIN)
         .until(
             () ->
-                subClaimOf(first.get("web-1")).isEmpty()
-                    && subClaimOf(first.get("web-2")).isEmpty());
+                Cluster.subClaimOf(client, pool, first.get("web-1")).isEmpty()
+                    && Cluster.subClaimOf(client, pool, first.get("web-2")).isEmpty());
     assertThat(claim("web-0")).isPresent();
     scale(3);
     Map<String, String> again = awaitRunning(3);
@@ -201,7 +194,7 @@ class StatefulSetClaimsIT {
     client.apps().statefulSets().inNamespace(namespace).withName("web").delete();
     await().atMost(WITHIN).until(() -> claims().isEmpty());
     for (String ip : again.values()) {
-      await().atMost(WITHIN).until(() -> subClaimOf(ip).isEmpty());
+      await().atMost(WITHIN).until(() -> Cluster.subClaimOf(client, pool, ip).isEmpty());
     }
   }
 
@@ -293,15 +286,6 @@ class StatefulSetClaimsIT {
 
   private List<IPAMClaim> claims() {
     return client.resources(IPAMClaim.class).inNamespace(namespace).list().getItems();
-  }
-
-  private Optional<IPBlock> subClaimOf(String ip) {
-    IpAddress address = IpAddress.parse(ip);
-    return Optional.ofNullable(
-        client
-            .resources(IPBlock.class)
-            .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
-            .get());
   }
 
   // ---- the kubelets ----

@@ -18,6 +18,7 @@ import io.kipam.operator.cli.KubectlKipam;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
@@ -62,11 +63,25 @@ class WhereaboutsImportIT {
   private static final int NODES = 4;
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   private final List<NodeRig> rigs = new ArrayList<>();
+
+  /**
+   * Whereabouts installed, and the nodes started on a boot pool of their own over these namespaces.
+   */
+  private record Beside(Whereabouts whereabouts, List<String> namespaces) {}
+
+  private Beside nodesBesideWhereabouts(String dirPrefix, String bootCidr, String namespacePrefix)
+      throws Exception {
+    Path dir = Files.createTempDirectory(dirPrefix);
+    Whereabouts whereabouts =
+        Whereabouts.install(client, ControlPlane.shared().adminKubeconfig(), dir);
+    String boot = Cluster.readiedPool(client, "boot", Cluster.spec(bootCidr, 28, 0));
+    List<String> namespaces = NodeRig.namespaces(client, namespacePrefix);
+    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, boot, NODES, rigs);
+    return new Beside(whereabouts, namespaces);
+  }
 
   /** A pod with one attachment on one network, and the address it got. */
   private record Attached(Pod pod, String network, String ip) {
@@ -84,13 +99,11 @@ class WhereaboutsImportIT {
 
   @Test
   void whereaboutsAllocationsAreTakenOverWithoutRenumberingAPod() throws Exception {
-    System.out.println(
-        "WhereaboutsImportIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Path dir = Files.createTempDirectory("kipam-whereabouts-import-it");
-    Whereabouts whereabouts = Whereabouts.install(client, controlPlane.adminKubeconfig(), dir);
-    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.174.0.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "wbimport");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, boot, NODES, rigs);
+    random.print("WhereaboutsImportIT");
+    Beside beside =
+        nodesBesideWhereabouts("kipam-whereabouts-import-it", "10.174.0.0/24", "wbimport");
+    Whereabouts whereabouts = beside.whereabouts();
+    List<String> namespaces = beside.namespaces();
     String blueName = Fixtures.uniqueName("blue");
     Map<String, String> nads =
         Map.of(
@@ -260,13 +273,11 @@ class WhereaboutsImportIT {
    */
   @Test
   void theSwitchOverWhilePodsAreStartedThroughoutNeverGivesAnAddressTwice() throws Exception {
-    System.out.println(
-        "WhereaboutsImportIT switch-over seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Path dir = Files.createTempDirectory("kipam-whereabouts-switch-it");
-    Whereabouts whereabouts = Whereabouts.install(client, controlPlane.adminKubeconfig(), dir);
-    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.174.1.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "wbswitch");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, boot, NODES, rigs);
+    random.print("WhereaboutsImportIT switch-over");
+    Beside beside =
+        nodesBesideWhereabouts("kipam-whereabouts-switch-it", "10.174.1.0/24", "wbswitch");
+    Whereabouts whereabouts = beside.whereabouts();
+    List<String> namespaces = beside.namespaces();
     String nad =
         nad(
             namespaces.get(0),
@@ -292,7 +303,7 @@ class WhereaboutsImportIT {
     ExecutorService starters = Executors.newFixedThreadPool(4);
     List<Future<?>> running = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
-      Random own = new Random(seed + t);
+      Random own = new Random(random.seed() + t);
       running.add(
           starters.submit(
               () -> {
@@ -616,7 +627,7 @@ class WhereaboutsImportIT {
   private Run kubectlKipam(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
     all.add("--kubeconfig");
-    all.add(controlPlane.adminKubeconfig().toString());
+    all.add(ControlPlane.shared().adminKubeconfig().toString());
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int code =

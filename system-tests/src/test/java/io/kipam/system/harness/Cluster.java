@@ -5,11 +5,17 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 /** Objects kipam-node tests need in the cluster. */
 public final class Cluster {
@@ -126,6 +132,26 @@ public final class Cluster {
         .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
         .list()
         .getItems();
+  }
+
+  /** The IPAddresses that name {@code pod} as their holder, in the pod's namespace. */
+  public static List<IPAddress> addressesOf(KubernetesClient client, Pod pod) {
+    return addressesOf(client, pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+  }
+
+  /** The IPAddresses in {@code namespace} that name the pod {@code pod} as their holder. */
+  public static List<IPAddress> addressesOf(KubernetesClient client, String namespace, String pod) {
+    List<IPAddress> inNamespace =
+        client.resources(IPAddress.class).inNamespace(namespace).list().getItems();
+    return inNamespace.stream().filter(a -> pod.equals(a.getSpec().getPod().getName())).toList();
+  }
+
+  /** The sub-claim of {@code pool} that holds exactly {@code ip}, if there is one. */
+  public static Optional<IPBlock> subClaimOf(KubernetesClient client, String pool, String ip) {
+    IpAddress address = IpAddress.parse(ip);
+    Cidr single = Cidr.of(address, address.family().bits());
+    return Optional.ofNullable(
+        client.resources(IPBlock.class).withName(ResourceNames.blockName(pool, single)).get());
   }
 
   /**

@@ -18,6 +18,7 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
@@ -25,8 +26,6 @@ import io.kipam.testing.AddressSteps;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -39,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -69,7 +67,8 @@ class AddressModelIT implements AddressSteps.Actions {
   private static final Duration COUNT_LAG = Duration.ofSeconds(15);
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("model");
+  private List<NodeRig> rigs;
   private final SeededRandom seeded = new SeededRandom();
   private final Map<String, String> poolNetworks = new LinkedHashMap<>();
   private final Map<String, PoolLayout> layouts = new HashMap<>();
@@ -108,7 +107,7 @@ class AddressModelIT implements AddressSteps.Actions {
     podsA = pool("pods-a", "10.222.0.0/27", primary, 3);
     podsB = pool("pods-b", "10.222.0.32/28", primary, 1);
     blueA = pool("blue-a", "10.222.0.0/27", Fixtures.uniqueName("blue"), 3);
-    namespaces = NodeRig.namespaces(client, "model");
+    namespaces = processes.namespaces;
     annotate(namespaces.get(2), ApiConstants.ANNOTATION_POOLS, podsB);
     annotate(namespaces.get(1), ApiConstants.ANNOTATION_POOLS, blueA); // another network's pool
     for (String namespace : namespaces) {
@@ -116,15 +115,7 @@ class AddressModelIT implements AddressSteps.Actions {
         claim(namespace, "vm-" + c);
       }
     }
-    Path dir = Files.createTempDirectory("kipam-address-model-it");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, podsA, 3, rigs);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    rigs = processes.nodes(podsA, 3, Map.of());
   }
 
   @Test

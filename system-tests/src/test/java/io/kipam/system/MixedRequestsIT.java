@@ -10,12 +10,11 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,14 +44,15 @@ class MixedRequestsIT {
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("mixed");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private ChurnAndSample plain;
   private ChurnAndSample chosen;
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("MixedRequestsIT", rigs, plain, chosen);
+    ChurnAndSample.check("MixedRequestsIT", plain, chosen);
   }
 
   @Test
@@ -60,9 +60,8 @@ class MixedRequestsIT {
     random.print("MixedRequestsIT");
     String pool = Cluster.readiedPool(client, "mixed", Cluster.spec("10.214.0.0/24", 28, 0));
     String other = Cluster.readiedPool(client, "mixed-b", Cluster.spec("10.214.1.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "mixed");
-    Path dir = Files.createTempDirectory("kipam-mixed-it");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
+    List<String> namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     plain = ChurnAndSample.start(client, pool, List.of());
     chosen = ChurnAndSample.start(client, other, List.of());
 

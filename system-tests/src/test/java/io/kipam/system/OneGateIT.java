@@ -13,20 +13,18 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,7 +45,8 @@ class OneGateIT {
   private static final Duration SETUP_RETRIES = Duration.ofSeconds(30);
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("gate");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private List<String> namespaces;
   private int pods;
@@ -56,17 +55,9 @@ class OneGateIT {
   void start() throws Exception {
     random.print("OneGateIT");
     String any = Cluster.readiedPool(client, "gate-status", Cluster.spec("10.219.0.0/24", 28, 0));
-    Path dir = Files.createTempDirectory("kipam-one-gate-it");
-    namespaces = new ArrayList<>(NodeRig.namespaces(client, "gate"));
+    namespaces = new ArrayList<>(processes.namespaces);
     Collections.shuffle(namespaces, random);
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, any, 3, rigs);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    rigs = processes.nodes(any, 3, Map.of());
   }
 
   /**

@@ -20,14 +20,13 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -67,7 +66,8 @@ class PersistentAddressIT {
   private static final String IFNAME = "net1";
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("sticky");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private ChurnAndSample meanwhile;
   private String pool;
@@ -78,15 +78,14 @@ class PersistentAddressIT {
     random.print("PersistentAddressIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sticky", Cluster.spec("10.209.0.0/24", 28, 0));
-    namespaces = NodeRig.namespaces(client, "sticky");
-    Path dir = Files.createTempDirectory("kipam-persistent-it");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
+    namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     meanwhile = ChurnAndSample.start(client, pool, rigs);
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("PersistentAddressIT", rigs, meanwhile);
+    ChurnAndSample.check("PersistentAddressIT", meanwhile);
   }
 
   @Test

@@ -12,13 +12,12 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,7 +41,8 @@ class PoolChoiceIT {
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("choice");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private final List<ChurnAndSample> meanwhile = new ArrayList<>();
   private String tiny;
@@ -66,9 +66,7 @@ class PoolChoiceIT {
         new LabelSelectorBuilder().withMatchLabels(Map.of("team", "fenced")).build());
     fenced = Cluster.readiedPool(client, "fenced", fencedSpec);
     String churn = Cluster.readiedPool(client, "churn", Cluster.spec("10.212.8.0/24", 28, 0));
-    Path dir = Files.createTempDirectory("kipam-pool-choice-it");
-    List<String> namespaces = NodeRig.namespaces(client, "choice");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, churn, 3, rigs);
+    rigs = processes.nodes(churn, 3, Map.of());
     meanwhile.add(ChurnAndSample.start(client, churn, rigs));
     for (String pool : List.of(tiny, big, alt, six, sixToo)) {
       meanwhile.add(ChurnAndSample.start(client, pool, List.of()));
@@ -77,18 +75,12 @@ class PoolChoiceIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    try {
-      if (!meanwhile.isEmpty()) {
-        meanwhile
-            .get(0)
-            .closeAndCheck(
-                "PoolChoiceIT",
-                meanwhile.subList(1, meanwhile.size()).toArray(ChurnAndSample[]::new));
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
+    if (!meanwhile.isEmpty()) {
+      meanwhile
+          .get(0)
+          .closeAndCheck(
+              "PoolChoiceIT",
+              meanwhile.subList(1, meanwhile.size()).toArray(ChurnAndSample[]::new));
     }
   }
 

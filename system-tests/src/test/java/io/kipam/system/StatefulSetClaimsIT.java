@@ -11,17 +11,15 @@ import io.kipam.api.ipamclaims.IPAMClaim;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -53,7 +51,8 @@ class StatefulSetClaimsIT {
   private static final String NETWORK = "stable";
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("sts-churn");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private final Map<String, String> attached = new ConcurrentHashMap<>();
   private final Map<String, String> addressOf = new ConcurrentHashMap<>();
@@ -68,10 +67,8 @@ class StatefulSetClaimsIT {
     random.print("StatefulSetClaimsIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sts", Cluster.spec("10.210.0.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "sts-churn");
     namespace = Fixtures.namespace(client, "sts");
-    Path dir = Files.createTempDirectory("kipam-sts-it");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
+    rigs = processes.nodes(pool, 3, Map.of());
     meanwhile = ChurnAndSample.start(client, pool, rigs);
     kubelet = Executors.newSingleThreadExecutor();
     kubelet.submit(this::playKubelets);
@@ -84,7 +81,7 @@ class StatefulSetClaimsIT {
       kubelet.shutdown();
       kubelet.awaitTermination(30, TimeUnit.SECONDS);
     }
-    ChurnAndSample.stop("StatefulSetClaimsIT", rigs, meanwhile);
+    ChurnAndSample.check("StatefulSetClaimsIT", meanwhile);
   }
 
   @Test

@@ -12,14 +12,12 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +41,8 @@ class StaticAddressIT {
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("static");
+  private List<NodeRig> rigs;
   private final SeededRandom random = new SeededRandom();
   private ChurnAndSample meanwhile;
   private ChurnAndSample sampled;
@@ -57,9 +56,8 @@ class StaticAddressIT {
     random.print("StaticAddressIT");
     pool = Cluster.readiedPool(client, "static", Cluster.spec("10.213.0.0/24", 28, 0));
     six = Cluster.readiedPool(client, "static6", Cluster.spec("fd00:214::/120", 124, 0));
-    namespaces = NodeRig.namespaces(client, "static");
-    Path dir = Files.createTempDirectory("kipam-static-it");
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, pool, 3, rigs);
+    namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     Collections.shuffle(rigs, random);
     // Ordinary pods churn through a pool of their own: one of them could take a chosen address
     // first, which is right but makes the outcome a race.
@@ -71,7 +69,7 @@ class StaticAddressIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("StaticAddressIT", rigs, meanwhile, sampled);
+    ChurnAndSample.check("StaticAddressIT", meanwhile, sampled);
   }
 
   @Test

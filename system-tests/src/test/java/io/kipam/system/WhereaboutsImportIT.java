@@ -17,6 +17,7 @@ import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.operator.cli.KubectlKipam;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
@@ -26,8 +27,6 @@ import io.kipam.testing.Fixtures;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,7 +40,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -65,22 +63,16 @@ class WhereaboutsImportIT {
 
   private final KubernetesClient client = ControlPlane.shared().client();
   private final SeededRandom random = new SeededRandom();
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("wbimport");
+  private List<NodeRig> rigs;
 
-  /**
-   * Whereabouts installed, and the nodes started on a boot pool of their own over these namespaces.
-   */
-  private record Beside(Whereabouts whereabouts, List<String> namespaces) {}
-
-  private Beside nodesBesideWhereabouts(String dirPrefix, String bootCidr, String namespacePrefix)
-      throws Exception {
-    Path dir = Files.createTempDirectory(dirPrefix);
+  /** Whereabouts installed, and the nodes started on a boot pool of their own. */
+  private Whereabouts nodesBesideWhereabouts(String bootCidr) throws Exception {
     Whereabouts whereabouts =
-        Whereabouts.install(client, ControlPlane.shared().adminKubeconfig(), dir);
+        Whereabouts.install(client, ControlPlane.shared().adminKubeconfig(), processes.dir);
     String boot = Cluster.readiedPool(client, "boot", Cluster.spec(bootCidr, 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, namespacePrefix);
-    NodeRig.startAll(ControlPlane.shared(), client, dir, namespaces, boot, NODES, rigs);
-    return new Beside(whereabouts, namespaces);
+    rigs = processes.nodes(boot, NODES, Map.of());
+    return whereabouts;
   }
 
   /** A pod with one attachment on one network, and the address it got. */
@@ -90,20 +82,11 @@ class WhereaboutsImportIT {
     }
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
-  }
-
   @Test
   void whereaboutsAllocationsAreTakenOverWithoutRenumberingAPod() throws Exception {
     random.print("WhereaboutsImportIT");
-    Beside beside =
-        nodesBesideWhereabouts("kipam-whereabouts-import-it", "10.174.0.0/24", "wbimport");
-    Whereabouts whereabouts = beside.whereabouts();
-    List<String> namespaces = beside.namespaces();
+    Whereabouts whereabouts = nodesBesideWhereabouts("10.174.0.0/24");
+    List<String> namespaces = processes.namespaces;
     String blueName = Fixtures.uniqueName("blue");
     Map<String, String> nads =
         Map.of(
@@ -274,10 +257,8 @@ class WhereaboutsImportIT {
   @Test
   void theSwitchOverWhilePodsAreStartedThroughoutNeverGivesAnAddressTwice() throws Exception {
     random.print("WhereaboutsImportIT switch-over");
-    Beside beside =
-        nodesBesideWhereabouts("kipam-whereabouts-switch-it", "10.174.1.0/24", "wbswitch");
-    Whereabouts whereabouts = beside.whereabouts();
-    List<String> namespaces = beside.namespaces();
+    Whereabouts whereabouts = nodesBesideWhereabouts("10.174.1.0/24");
+    List<String> namespaces = processes.namespaces;
     String nad =
         nad(
             namespaces.get(0),

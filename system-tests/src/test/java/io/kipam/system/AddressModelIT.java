@@ -529,16 +529,7 @@ class AddressModelIT implements AddressSteps.Actions {
   private CniCall.Outcome call(PodAt at, String command, String ifName, String network, String ip) {
     Pod pod = at.pod();
     Map<String, String> env =
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
-    if (ip != null) {
-      env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
-    }
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), ifName, pod, ip);
     String pool = network.equals("pods") ? podsA : blueA;
     String config =
         "{\"cniVersion\":\"1.1.0\",\"name\":\""

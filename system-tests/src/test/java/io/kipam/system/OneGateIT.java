@@ -292,16 +292,7 @@ class OneGateIT {
       List<String> pools,
       String ip) {
     Map<String, String> env =
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
-    if (ip != null) {
-      env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
-    }
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), ifName, pod, ip);
     StringBuilder list = new StringBuilder();
     for (String p : pools) {
       list.append(list.length() == 0 ? "" : ",").append('"').append(p).append('"');

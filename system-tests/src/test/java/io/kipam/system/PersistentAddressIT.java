@@ -414,13 +414,7 @@ class PersistentAddressIT {
       List<String> pools) {
     return CniCall.run(
         rig.kipam,
-        CniCall.env(
-            command,
-            container,
-            IFNAME,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, container, IFNAME, pod),
         config(allowPersistentIPs, rig, pools));
   }
 
@@ -503,15 +497,7 @@ class PersistentAddressIT {
       outcome =
           CniCall.whileTryAgain(
               () -> {
-                var env =
-                    new java.util.HashMap<>(
-                        CniCall.env(
-                            "ADD",
-                            container,
-                            IFNAME,
-                            pod.getMetadata().getNamespace(),
-                            pod.getMetadata().getName(),
-                            pod.getMetadata().getUid()));
+                var env = new java.util.HashMap<>(CniCall.env("ADD", container, IFNAME, pod));
                 env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
                 return CniCall.run(rig.kipam, env, config(true, rig, List.of(pool)));
               },

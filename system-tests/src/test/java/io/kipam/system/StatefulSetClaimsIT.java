@@ -356,13 +356,7 @@ class StatefulSetClaimsIT {
   private CniCall.Outcome call(NodeRig rig, String command, Pod pod) {
     return CniCall.run(
         rig.kipam,
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), "eth0", pod),
         "{\"cniVersion\":\"1.1.0\",\"name\":\""
             + NETWORK
             + "\",\"type\":\"bridge\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""

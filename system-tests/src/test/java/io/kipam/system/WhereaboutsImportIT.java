@@ -196,13 +196,7 @@ class WhereaboutsImportIT {
                       () ->
                           CniCall.run(
                               rig.kipam,
-                              CniCall.env(
-                                  "ADD",
-                                  "k-" + pod.getMetadata().getUid(),
-                                  "net1",
-                                  pod.getMetadata().getNamespace(),
-                                  pod.getMetadata().getName(),
-                                  pod.getMetadata().getUid()),
+                              CniCall.env("ADD", "k-" + pod.getMetadata().getUid(), "net1", pod),
                               config),
                       Duration.ofSeconds(60));
               assertThat(added.ok()).as(added.stdout()).isTrue();

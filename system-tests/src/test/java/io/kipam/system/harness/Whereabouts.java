@@ -58,14 +58,7 @@ public final class Whereabouts {
    */
   public CniCall.Outcome call(
       String command, Pod pod, String containerId, String ifName, String config) {
-    Map<String, String> env =
-        CniCall.env(
-            command,
-            containerId,
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
+    Map<String, String> env = CniCall.env(command, containerId, ifName, pod);
     env.put("NODENAME", pod.getSpec().getNodeName());
     return CniCall.run(dir.resolve("whereabouts"), env, config);
   }

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -150,7 +149,7 @@ class WhereaboutsImportIT {
     String bluePool = "wb-" + blueName + "-10-173-0-0-23";
     Map<String, String> poolOf = Map.of("red", redPool, "blue", bluePool);
     for (String pool : poolOf.values()) {
-      awaitReady(pool);
+      Cluster.awaitReady(client, pool);
     }
     assertThat(client.resources(IPPool.class).withName(bluePool).get().getSpec().getNetwork())
         .isEqualTo(blueName);
@@ -348,7 +347,7 @@ class WhereaboutsImportIT {
       Run first = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
       System.out.println("import: " + first.summary());
       assertThat(first.code()).as(first.out() + first.err()).isZero();
-      awaitReady(pool);
+      Cluster.awaitReady(client, pool);
       switchToKipam(nad, "green", pool);
       Run second = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
       System.out.println("import after the switch: " + second.summary());
@@ -472,17 +471,7 @@ class WhereaboutsImportIT {
             + "\",\"type\":\"macvlan\",\"ipam\":"
             + ipam
             + "}";
-    GenericKubernetesResource nad =
-        new GenericKubernetesResourceBuilder()
-            .withApiVersion("k8s.cni.cncf.io/v1")
-            .withKind("NetworkAttachmentDefinition")
-            .withNewMetadata()
-            .withNamespace(namespace)
-            .withName(name)
-            .endMetadata()
-            .addToAdditionalProperties("spec", Map.of("config", config))
-            .build();
-    client.resource(nad).create();
+    Whereabouts.createNad(client, namespace, name, config);
     return namespace + "/" + name;
   }
 
@@ -535,19 +524,6 @@ class WhereaboutsImportIT {
             io.kipam.api.net.ResourceNames.addressName(
                 pool, io.kipam.api.net.IpAddress.parse(a.ip())))
         .get();
-  }
-
-  private void awaitReady(String pool) {
-    await("pool " + pool + " Ready")
-        .atMost(Duration.ofSeconds(90))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p != null
-                  && p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-            });
   }
 
   private void printSlots(java.util.Collection<String> pools) {

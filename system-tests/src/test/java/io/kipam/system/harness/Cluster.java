@@ -100,6 +100,11 @@ public final class Cluster {
     client.resource(pool).create();
   }
 
+  /** Waits until the pool {@code name} is Ready. */
+  public static void awaitReady(KubernetesClient client, String name) {
+    awaitReadyCondition(client, name, "True");
+  }
+
   private static void awaitReadyCondition(KubernetesClient client, String name, String status) {
     org.awaitility.Awaitility.await()
         .alias("pool " + name + " Ready=" + status)

@@ -63,6 +63,26 @@ public final class Whereabouts {
     return CniCall.run(dir.resolve("whereabouts"), env, config);
   }
 
+  /**
+   * Creates a NetworkAttachmentDefinition {@code namespace}/{@code name} whose CNI configuration is
+   * {@code config}, as Multus reads it.
+   */
+  public static void createNad(
+      KubernetesClient client, String namespace, String name, String config) {
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                .withApiVersion("k8s.cni.cncf.io/v1")
+                .withKind("NetworkAttachmentDefinition")
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(name)
+                .endMetadata()
+                .addToAdditionalProperties("spec", Map.of("config", config))
+                .build())
+        .create();
+  }
+
   /** Builds whereabouts (or reuses an earlier build) and returns its directory. */
   public static Path build() {
     Exec.Result built =

@@ -128,17 +128,7 @@ class MixedRequestsIT {
   /** One pod: ADD (retried while "try again", as a runtime does), DEL, the pod deleted. */
   private void pair(
       NodeRig rig, String namespace, String name, Map<String, String> annotations, String pool) {
-    Pod pod =
-        client
-            .pods()
-            .inNamespace(namespace)
-            .resource(
-                Cluster.podOn(name, rig.node)
-                    .editMetadata()
-                    .withAnnotations(annotations)
-                    .endMetadata()
-                    .build())
-            .create();
+    Pod pod = Cluster.annotatedPod(client, namespace, name, rig.node, annotations);
     String config = Cluster.config("1.1.0", rig.daemon.socket.toString(), pool);
     // A plain pod may hold a chosen address for a moment (kipam picks it like any free one):
     // the chosen one waits for it, as a runtime's retries would.

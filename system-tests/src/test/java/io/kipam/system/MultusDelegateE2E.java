@@ -22,6 +22,7 @@ import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,16 +130,8 @@ class MultusDelegateE2E {
   }
 
   private Pod pod(String name, String selection) {
-    return client
-        .pods()
-        .inNamespace(k8sNamespace)
-        .resource(
-            Cluster.podOn(name, daemon.node)
-                .editMetadata()
-                .addToAnnotations(SELECTION, selection)
-                .endMetadata()
-                .build())
-        .create();
+    return Cluster.annotatedPod(
+        client, k8sNamespace, name, daemon.node, Map.of(SELECTION, selection));
   }
 
   private static String address(Exec.Result added) throws Exception {

@@ -90,9 +90,8 @@ class PersistentAddressIT {
 
   @Test
   void aClaimKeepsItsAddressAcrossPodsAndNodesAndGoesWithTheClaim() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-a." + network, network, IFNAME, null);
 
     Pod first = claimPod(order.get(0), namespace, "vm-a-launcher-1", "vm-a." + network);
@@ -166,7 +165,7 @@ class PersistentAddressIT {
     List<String> pools = List.of(single);
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     IPAMClaim claim = claim(namespace, "vm-r." + network, network, IFNAME, null);
 
     Pod first = claimPod(order.get(0), namespace, "vm-r-launcher", "vm-r." + network);
@@ -207,7 +206,7 @@ class PersistentAddressIT {
 
   @Test
   void aVirtualMachineKeepsItsAddressThroughTwentyStopStartCyclesWithKills() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     ConfigMap vm =
         client
             .configMaps()
@@ -367,6 +366,16 @@ class PersistentAddressIT {
     return client.resource(claim).create();
   }
 
+  private String randomNamespace() {
+    return namespaces.get(random.nextInt(namespaces.size()));
+  }
+
+  private List<NodeRig> shuffledRigs() {
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    return order;
+  }
+
   private Pod claimPod(NodeRig rig, String namespace, String name, String claimReference) {
     String selection =
         "[{\"name\":\""
@@ -376,16 +385,8 @@ class PersistentAddressIT {
             + "\",\"ipam-claim-reference\":\""
             + claimReference
             + "\"}]";
-    return client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            Cluster.podOn(name, rig.node)
-                .editMetadata()
-                .addToAnnotations("k8s.v1.cni.cncf.io/networks", selection)
-                .endMetadata()
-                .build())
-        .create();
+    return Cluster.annotatedPod(
+        client, namespace, name, rig.node, Map.of("k8s.v1.cni.cncf.io/networks", selection));
   }
 
   private String config(boolean allowPersistentIPs, NodeRig rig, List<String> pools) {
@@ -437,7 +438,7 @@ class PersistentAddressIT {
     }
     System.out.println(
         "node " + holder.node + " holds every slot of " + small + " after " + ordinary + " pods");
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     claim(namespace, "vm-s." + network, network, IFNAME, null);
     List<String> pools = List.of(small);
 
@@ -462,9 +463,8 @@ class PersistentAddressIT {
   /** A virtual machine with a fixed address: the claim takes the chosen one and keeps it. */
   @Test
   void aClaimTakesTheChosenAddressAndKeepsIt() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-f." + network, network, IFNAME, null);
     String fixed = unclaimedSlotAddress();
 
@@ -524,9 +524,8 @@ class PersistentAddressIT {
   @Test
   void aDualStackClaimKeepsBothItsAddressesOnAnotherNode() throws Exception {
     String v6 = Cluster.readiedPool(client, "sticky6", Cluster.spec("fd00:209::/120", 124, 0));
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-d." + network, network, IFNAME, null);
     List<String> pools = List.of(pool, v6);
 

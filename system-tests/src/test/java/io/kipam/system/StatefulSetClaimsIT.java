@@ -100,13 +100,7 @@ class StatefulSetClaimsIT {
     String deleted = "web-" + random.nextInt(3);
     Pod gone = pod(deleted).orElseThrow();
     client.resource(gone).delete();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () ->
-                pod(deleted)
-                    .map(p -> !p.getMetadata().getUid().equals(gone.getMetadata().getUid()))
-                    .orElse(false));
+    awaitPod(deleted, p -> !p.getMetadata().getUid().equals(gone.getMetadata().getUid()));
     assertThat(awaitRunning(3)).as("after %s was deleted", deleted).isEqualTo(first);
 
     // Rescheduled: its node cordoned, the pod comes back on another node, with its address.
@@ -115,16 +109,8 @@ class StatefulSetClaimsIT {
     cordon(from, true);
     Pod before = pod(moved).orElseThrow();
     client.resource(before).delete();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () ->
-                pod(moved)
-                    .map(
-                        p ->
-                            p.getSpec().getNodeName() != null
-                                && !from.equals(p.getSpec().getNodeName()))
-                    .orElse(false));
+    awaitPod(
+        moved, p -> p.getSpec().getNodeName() != null && !from.equals(p.getSpec().getNodeName()));
     assertThat(awaitRunning(3)).as("after %s moved from %s", moved, from).isEqualTo(first);
     cordon(from, false);
 
@@ -260,6 +246,11 @@ class StatefulSetClaimsIT {
 
   private List<Pod> pods() {
     return client.pods().inNamespace(namespace).withLabel("app", "web").list().getItems();
+  }
+
+  /** Waits until the pod {@code name} exists and {@code there} holds for it. */
+  private void awaitPod(String name, java.util.function.Predicate<Pod> there) {
+    await().atMost(WITHIN).until(() -> pod(name).map(there::test).orElse(false));
   }
 
   private Optional<Pod> pod(String name) {

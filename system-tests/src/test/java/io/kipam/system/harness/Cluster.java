@@ -201,6 +201,17 @@ public final class Cluster {
     return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();
   }
 
+  /** Creates the pod {@code namespace}/{@code name} on {@code node}, with {@code annotations}. */
+  public static Pod annotatedPod(
+      KubernetesClient client,
+      String namespace,
+      String name,
+      String node,
+      java.util.Map<String, String> annotations) {
+    Pod pod = podOn(name, node).editMetadata().withAnnotations(annotations).endMetadata().build();
+    return client.pods().inNamespace(namespace).resource(pod).create();
+  }
+
   /** A Pod named {@code name} bound to {@code node}, to be given more before it is created. */
   public static PodBuilder podOn(String name, String node) {
     return io.kipam.testing.Fixtures.podOn(name, node);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -240,15 +239,7 @@ class AdmissionWebhookIT {
             .withNamespace(pod.getMetadata().getNamespace())
             .withLabels(labels)
             .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .withOwnerReferences(
-                new OwnerReferenceBuilder()
-                    .withApiVersion("v1")
-                    .withKind("Pod")
-                    .withName(pod.getMetadata().getName())
-                    .withUid(pod.getMetadata().getUid())
-                    .withController(true)
-                    .withBlockOwnerDeletion(false)
-                    .build())
+            .withOwnerReferences(Cluster.controllerReference("Pod", pod.getMetadata(), false))
             .build());
     var spec = new io.kipam.api.v1alpha1.IPAddressSpec();
     spec.setIp(ip.toString());

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
@@ -138,16 +137,10 @@ class PersistentAddressIT {
         .isPresent();
     assertThat(call(order.get(1), "DEL", second, "c-second", true).ok()).isTrue();
     await().atMost(RETRIES).until(() -> Cluster.subClaimOf(client, pool, ip).isEmpty());
-    System.out.println(
-        "claim "
-            + namespace
-            + "/vm-a.tenant kept "
-            + ip
-            + " from node "
-            + order.get(0).node
-            + " to node "
-            + order.get(1).node
-            + ", and gave it back once deleted and detached");
+    System.out.printf(
+        "claim %s/vm-a.tenant kept %s from node %s to node %s, and gave it back once deleted and"
+            + " detached%n",
+        namespace, ip, order.get(0).node, order.get(1).node);
   }
 
   /**
@@ -351,15 +344,7 @@ class PersistentAddressIT {
       claim
           .getMetadata()
           .setOwnerReferences(
-              List.of(
-                  new OwnerReferenceBuilder()
-                      .withApiVersion("v1")
-                      .withKind("ConfigMap")
-                      .withName(owner.getMetadata().getName())
-                      .withUid(owner.getMetadata().getUid())
-                      .withController(true)
-                      .withBlockOwnerDeletion(true)
-                      .build()));
+              List.of(Cluster.controllerReference("ConfigMap", owner.getMetadata(), true)));
       claim.getMetadata().setFinalizers(List.of("kubevirt.io/persistent-ipam"));
     }
     claim.setSpec(new IPAMClaimSpec(network, ifName));
@@ -584,19 +569,9 @@ class PersistentAddressIT {
         }
         List<String> ips =
             outcomes.stream().filter(CniCall.Outcome::ok).map(CniCall.Outcome::ip).toList();
-        System.out.println(
-            "round "
-                + round
-                + ": "
-                + namespace
-                + "/"
-                + name
-                + " on "
-                + order.get(0).node
-                + " and "
-                + order.get(1).node
-                + ": "
-                + outcomes);
+        System.out.printf(
+            "round %d: %s/%s on %s and %s: %s%n",
+            round, namespace, name, order.get(0).node, order.get(1).node, outcomes);
         assertThat(ips).as("round %d: one pod attached", round).hasSize(1);
         assertThat(outcomes.stream().filter(o -> !o.ok()))
             .as("round %d: the other is told the claim's address is in use", round)

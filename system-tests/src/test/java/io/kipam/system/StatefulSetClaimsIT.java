@@ -116,20 +116,13 @@ class StatefulSetClaimsIT {
 
     // A rolling update replaces every pod.
     Map<String, String> uids = uids();
-    client
-        .apps()
-        .statefulSets()
-        .inNamespace(namespace)
-        .withName("web")
-        .edit(
-            s -> {
-              s.getSpec()
-                  .getTemplate()
-                  .getMetadata()
-                  .getAnnotations()
-                  .put("restartedAt", Instant.now().toString());
-              return s;
-            });
+    editWeb(
+        s ->
+            s.getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .put("restartedAt", Instant.now().toString()));
     await()
         .atMost(WITHIN)
         .until(
@@ -148,16 +141,7 @@ class StatefulSetClaimsIT {
     assertThat(awaitRunning(3)).as("after 3 -> 1 -> 3, Retain").isEqualTo(first);
 
     // With whenScaled: Delete, scaling to 1 frees web-1 and web-2.
-    client
-        .apps()
-        .statefulSets()
-        .inNamespace(namespace)
-        .withName("web")
-        .edit(
-            s -> {
-              s.getSpec().getPersistentVolumeClaimRetentionPolicy().setWhenScaled("Delete");
-              return s;
-            });
+    editWeb(s -> s.getSpec().getPersistentVolumeClaimRetentionPolicy().setWhenScaled("Delete"));
     scale(1);
     awaitRunning(1);
     await().atMost(WITHIN).until(() -> claim("web-1").isEmpty() && claim("web-2").isEmpty());
@@ -214,6 +198,19 @@ class StatefulSetClaimsIT {
         .endTemplate()
         .endSpec()
         .build();
+  }
+
+  private void editWeb(java.util.function.Consumer<StatefulSet> change) {
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(namespace)
+        .withName("web")
+        .edit(
+            s -> {
+              change.accept(s);
+              return s;
+            });
   }
 
   private void scale(int replicas) {

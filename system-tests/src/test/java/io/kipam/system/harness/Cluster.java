@@ -201,6 +201,22 @@ public final class Cluster {
     return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();
   }
 
+  /**
+   * A controller reference to the core ({@code v1}) object {@code owner} of kind {@code kind}, as
+   * its controller would set it.
+   */
+  public static io.fabric8.kubernetes.api.model.OwnerReference controllerReference(
+      String kind, io.fabric8.kubernetes.api.model.ObjectMeta owner, boolean blockOwnerDeletion) {
+    return new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+        .withApiVersion("v1")
+        .withKind(kind)
+        .withName(owner.getName())
+        .withUid(owner.getUid())
+        .withController(true)
+        .withBlockOwnerDeletion(blockOwnerDeletion)
+        .build();
+  }
+
   /** Creates the pod {@code namespace}/{@code name} on {@code node}, with {@code annotations}. */
   public static Pod annotatedPod(
       KubernetesClient client,

@@ -71,17 +71,31 @@ public final class BenchmarkCharts {
     System.out.printf("chart written to %s%n", file.toAbsolutePath().normalize());
   }
 
-  private static JFreeChart latencyCdf(List<Series> series) {
+  /**
+   * One XY series a run: its values sorted, the n-th (from 1) at x = the value (at least {@code
+   * floor}, for a log axis) and y = n, or n over the count when {@code asFraction}.
+   */
+  private static XYSeriesCollection sortedSeries(
+      List<Series> series,
+      java.util.function.Function<Series, List<Double>> values,
+      double floor,
+      boolean asFraction) {
     XYSeriesCollection data = new XYSeriesCollection();
     for (Series s : series) {
-      List<Double> sorted = new ArrayList<>(s.latenciesMs());
+      List<Double> sorted = new ArrayList<>(values.apply(s));
       Collections.sort(sorted);
-      XYSeries cdf = new XYSeries(s.name());
+      XYSeries xy = new XYSeries(s.name());
       for (int i = 0; i < sorted.size(); i++) {
-        cdf.add(Math.max(0.1, sorted.get(i)), (i + 1) / (double) sorted.size());
+        double n = i + 1;
+        xy.add(Math.max(floor, sorted.get(i)), asFraction ? n / sorted.size() : n);
       }
-      data.addSeries(cdf);
+      data.addSeries(xy);
     }
+    return data;
+  }
+
+  private static JFreeChart latencyCdf(List<Series> series) {
+    XYSeriesCollection data = sortedSeries(series, Series::latenciesMs, 0.1, true);
     JFreeChart chart =
         ChartFactory.createXYLineChart(
             "ADD latency, cumulative",
@@ -97,16 +111,7 @@ public final class BenchmarkCharts {
   }
 
   private static JFreeChart completions(List<Series> series) {
-    XYSeriesCollection data = new XYSeriesCollection();
-    for (Series s : series) {
-      List<Double> sorted = new ArrayList<>(s.finishedAtSeconds());
-      Collections.sort(sorted);
-      XYSeries done = new XYSeries(s.name());
-      for (int i = 0; i < sorted.size(); i++) {
-        done.add(Math.max(0.001, sorted.get(i)), i + 1);
-      }
-      data.addSeries(done);
-    }
+    XYSeriesCollection data = sortedSeries(series, Series::finishedAtSeconds, 0.001, false);
     JFreeChart chart =
         ChartFactory.createXYLineChart(
             "ADDs completed over time (the slope is the throughput)",

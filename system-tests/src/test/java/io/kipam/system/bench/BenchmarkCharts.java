@@ -94,36 +94,33 @@ public final class BenchmarkCharts {
     return data;
   }
 
-  private static JFreeChart latencyCdf(List<Series> series) {
-    XYSeriesCollection data = sortedSeries(series, Series::latenciesMs, 0.1, true);
+  /** A line chart with a legend, its x axis logarithmic and labelled {@code logXLabel}. */
+  private static JFreeChart logXChart(
+      String title, String xLabel, String yLabel, XYSeriesCollection data, String logXLabel) {
     JFreeChart chart =
         ChartFactory.createXYLineChart(
-            "ADD latency, cumulative",
-            "latency (ms)",
-            "fraction of ADDs",
-            data,
-            PlotOrientation.VERTICAL,
-            true,
-            false,
-            false);
-    ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis("latency (ms, log scale)"));
+            title, xLabel, yLabel, data, PlotOrientation.VERTICAL, true, false, false);
+    ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis(logXLabel));
     return chart;
+  }
+
+  private static JFreeChart latencyCdf(List<Series> series) {
+    XYSeriesCollection data = sortedSeries(series, Series::latenciesMs, 0.1, true);
+    return logXChart(
+        "ADD latency, cumulative",
+        "latency (ms)",
+        "fraction of ADDs",
+        data,
+        "latency (ms, log scale)");
   }
 
   private static JFreeChart completions(List<Series> series) {
     XYSeriesCollection data = sortedSeries(series, Series::finishedAtSeconds, 0.001, false);
-    JFreeChart chart =
-        ChartFactory.createXYLineChart(
-            "ADDs completed over time (the slope is the throughput)",
-            "time since the phase started (s)",
-            "ADDs completed",
-            data,
-            PlotOrientation.VERTICAL,
-            true,
-            false,
-            false);
-    ((XYPlot) chart.getPlot())
-        .setDomainAxis(new LogAxis("time since the phase started (s, log scale)"));
-    return chart;
+    return logXChart(
+        "ADDs completed over time (the slope is the throughput)",
+        "time since the phase started (s)",
+        "ADDs completed",
+        data,
+        "time since the phase started (s, log scale)");
   }
 }

@@ -15,7 +15,6 @@ import io.kipam.system.harness.ProcessCpu;
 import io.kipam.system.harness.SimulatedNodes;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,11 +78,9 @@ public class ScaleBenchmark {
         "scale: sizes %s, %d s windows, %.0f simulated ADD+DEL/s, seed %d (-Dkipam.seed= repeats"
             + " it)%n",
         Arrays.toString(sizes), window.toSeconds(), churn, seed);
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "scale-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("scale-bench")) {
+      KubernetesClient client = processes.client();
+      ControlPlane controlPlane = processes.controlPlane();
       // The simulated IPAddresses have no Pod: the audit would take them for orphans.
       processes.leadingOperator(Map.of("KIPAM_AUDIT_SECONDS", "36000"), Duration.ofSeconds(60));
       String pool = Fixtures.uniqueName("scale");

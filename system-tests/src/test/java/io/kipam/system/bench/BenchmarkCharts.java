@@ -94,33 +94,28 @@ public final class BenchmarkCharts {
     return data;
   }
 
-  /** A line chart with a legend, its x axis logarithmic and labelled {@code logXLabel}. */
+  /**
+   * A line chart with a legend, its x axis logarithmic: {@code xLabel} ends in its unit in
+   * parentheses, to which ", log scale" is added.
+   */
   private static JFreeChart logXChart(
-      String title, String xLabel, String yLabel, XYSeriesCollection data, String logXLabel) {
+      String title, String xLabel, String yLabel, XYSeriesCollection data) {
     JFreeChart chart =
         ChartFactory.createXYLineChart(
             title, xLabel, yLabel, data, PlotOrientation.VERTICAL, true, false, false);
+    String logXLabel = xLabel.substring(0, xLabel.length() - 1) + ", log scale)";
     ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis(logXLabel));
     return chart;
   }
 
   private static JFreeChart latencyCdf(List<Series> series) {
     XYSeriesCollection data = sortedSeries(series, Series::latenciesMs, 0.1, true);
-    return logXChart(
-        "ADD latency, cumulative",
-        "latency (ms)",
-        "fraction of ADDs",
-        data,
-        "latency (ms, log scale)");
+    return logXChart("ADD latency, cumulative", "latency (ms)", "fraction of ADDs", data);
   }
 
   private static JFreeChart completions(List<Series> series) {
     XYSeriesCollection data = sortedSeries(series, Series::finishedAtSeconds, 0.001, false);
-    return logXChart(
-        "ADDs completed over time (the slope is the throughput)",
-        "time since the phase started (s)",
-        "ADDs completed",
-        data,
-        "time since the phase started (s, log scale)");
+    String title = "ADDs completed over time (the slope is the throughput)";
+    return logXChart(title, "time since the phase started (s)", "ADDs completed", data);
   }
 }

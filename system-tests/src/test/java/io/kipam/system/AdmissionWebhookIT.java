@@ -92,10 +92,8 @@ class AdmissionWebhookIT {
     processes = new KipamProcesses(controlPlane, client, "webhook");
     identities = new InstalledIdentities(controlPlane, processes.dir);
     operator =
-        webhook
-            .operatorEnv(processes.operator())
-            .withEnv("KUBECONFIG", identities.operator().toString())
-            .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
+        identities
+            .asInstalled(webhook.operatorEnv(processes.operator()))
             .startLeading(Map.of(), WITHIN);
     webhook.awaitCaBundle(client, WITHIN);
     assertThat(client.secrets().inNamespace(NAMESPACE).withName("kipam-webhook-tls").get())

@@ -45,7 +45,6 @@ class MultusDelegateE2E {
   private static final String SELECTION = "k8s.v1.cni.cncf.io/networks";
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private DaemonProcess daemon;
   private CnitoolRuntime runtime;
   private NodeUnderTest node;
@@ -55,11 +54,8 @@ class MultusDelegateE2E {
   void setUp() throws Exception {
     KipamCrds.installIpamClaims(client);
     node = NodeUnderTest.register(client, "kipam-multus", "multus-node");
-    daemon = node.launch(controlPlane.adminKubeconfig());
-    String pool = Fixtures.uniqueName("multus");
-    var spec = Cluster.spec("10.253.0.0/24", 28, 0);
-    spec.setGateway("10.253.0.1");
-    Cluster.poolReadiedByOperator(client, pool, spec);
+    daemon = node.launch(ControlPlane.shared().adminKubeconfig());
+    String pool = Cluster.poolWithGateway(client, "multus", "10.253.0.0/24", "10.253.0.1");
     k8sNamespace = Fixtures.namespace(client, "multus");
     runtime =
         new CnitoolRuntime(

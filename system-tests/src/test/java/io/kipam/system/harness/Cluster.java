@@ -100,6 +100,19 @@ public final class Cluster {
     client.resource(pool).create();
   }
 
+  /**
+   * A pool of {@code cidr} in /28 blocks, no reuse delay, whose gateway is {@code gateway}, checked
+   * and made Ready by kipam-operator; its name, {@code prefix} made unique.
+   */
+  public static String poolWithGateway(
+      KubernetesClient client, String prefix, String cidr, String gateway) {
+    String name = io.kipam.testing.Fixtures.uniqueName(prefix);
+    IPPoolSpec spec = spec(cidr, 28, 0);
+    spec.setGateway(gateway);
+    poolReadiedByOperator(client, name, spec);
+    return name;
+  }
+
   /** Waits until the pool {@code name} is Ready. */
   public static void awaitReady(KubernetesClient client, String name) {
     awaitReadyCondition(client, name, "True");

@@ -46,11 +46,7 @@ public class AuditScaleBenchmark {
 
   @Test
   public void measure() throws Exception {
-    int[] sizes =
-        Arrays.stream(System.getProperty("kipam.audit.sizes", "10000,50000,150000").split(","))
-            .map(String::trim)
-            .mapToInt(Integer::parseInt)
-            .toArray();
+    int[] sizes = Sizes.of("kipam.audit.sizes", "10000,50000,150000");
     long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
     System.out.printf(
         "audit at scale: sizes %s, seed %d (-Dkipam.seed= repeats it)%n",

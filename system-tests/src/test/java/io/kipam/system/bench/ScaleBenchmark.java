@@ -66,11 +66,7 @@ public class ScaleBenchmark {
 
   @Test
   public void measure() throws Exception {
-    int[] sizes =
-        Arrays.stream(System.getProperty("kipam.scale.nodes", "50,500,5000").split(","))
-            .map(String::trim)
-            .mapToInt(Integer::parseInt)
-            .toArray();
+    int[] sizes = Sizes.of("kipam.scale.nodes", "50,500,5000");
     Duration window = Duration.ofSeconds(Long.getLong("kipam.scale.windowSeconds", 60));
     double churn = Double.parseDouble(System.getProperty("kipam.scale.churn", "50"));
     long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());

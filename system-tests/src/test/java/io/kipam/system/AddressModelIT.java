@@ -18,14 +18,14 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.AddressSteps;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -38,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -67,10 +66,10 @@ class AddressModelIT implements AddressSteps.Actions {
   /** How long after the pool counted it a freed address may still be missing from the count. */
   private static final Duration COUNT_LAG = Duration.ofSeconds(15);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("model");
+  private List<NodeRig> rigs;
+  private final SeededRandom seeded = new SeededRandom();
   private final Map<String, String> poolNetworks = new LinkedHashMap<>();
   private final Map<String, PoolLayout> layouts = new HashMap<>();
   private final Map<String, Duration> reuse = new HashMap<>();
@@ -102,13 +101,13 @@ class AddressModelIT implements AddressSteps.Actions {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("AddressModelIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    seeded.print("AddressModelIT");
     KipamCrds.installIpamClaims(client);
     String primary = Fixtures.uniqueName("prim");
     podsA = pool("pods-a", "10.222.0.0/27", primary, 3);
     podsB = pool("pods-b", "10.222.0.32/28", primary, 1);
     blueA = pool("blue-a", "10.222.0.0/27", Fixtures.uniqueName("blue"), 3);
-    namespaces = NodeRig.namespaces(client, "model");
+    namespaces = processes.namespaces;
     annotate(namespaces.get(2), ApiConstants.ANNOTATION_POOLS, podsB);
     annotate(namespaces.get(1), ApiConstants.ANNOTATION_POOLS, blueA); // another network's pool
     for (String namespace : namespaces) {
@@ -116,20 +115,12 @@ class AddressModelIT implements AddressSteps.Actions {
         claim(namespace, "vm-" + c);
       }
     }
-    Path dir = Files.createTempDirectory("kipam-address-model-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, podsA, 3, rigs);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    rigs = processes.nodes(podsA, 3, Map.of());
   }
 
   @Test
   void everyWayToAnAddressKeepsTheInvariantsOnARealControlPlane() throws Exception {
-    AddressSteps steps = new AddressSteps(seed);
+    AddressSteps steps = new AddressSteps(seeded.seed());
     AddressSteps.Actions actions = this;
     snapshot();
     long start = System.nanoTime();
@@ -189,7 +180,7 @@ class AddressModelIT implements AddressSteps.Actions {
         if (free != null) {
           fail(
               "seed %d, step %d: %s was told code 100 while %s could obtain %s of %s%n%s",
-              seed, step, what, at.rig().node, free, pool, String.join("\n", history));
+              seeded.seed(), step, what, at.rig().node, free, pool, String.join("\n", history));
         }
       }
     }
@@ -343,7 +334,7 @@ class AddressModelIT implements AddressSteps.Actions {
       if (!poolNetworks.get(pool).equals(expected)) {
         fail(
             "seed %d, step %d: %s of pool %s given to an interface of network %s%n%s",
-            seed,
+            seeded.seed(),
             step,
             address.getSpec().getIp(),
             pool,
@@ -389,7 +380,7 @@ class AddressModelIT implements AddressSteps.Actions {
             assertThat(ips)
                 .as(
                     "seed %d, step %d: IPAMClaim (UID) %s%n%s",
-                    seed, step, claim, String.join("\n", history))
+                    seeded.seed(), step, claim, String.join("\n", history))
                 .hasSizeLessThanOrEqualTo(1));
     for (var before : Map.copyOf(held).entrySet()) {
       String now_ = holders.get(before.getKey());
@@ -417,7 +408,7 @@ class AddressModelIT implements AddressSteps.Actions {
           && now - last.heldUntil() < last.delay().toNanos()) {
         fail(
             "seed %d, step %d: %s went to %s at most %d ms after %s held it (reuse delay %d s)%n%s",
-            seed,
+            seeded.seed(),
             step,
             after.getKey(),
             after.getValue(),
@@ -436,7 +427,7 @@ class AddressModelIT implements AddressSteps.Actions {
     if (previous != null && !previous.equals(holder)) {
       fail(
           "seed %d, step %d: %s (network|address) held twice: by %s and by %s%n%s",
-          seed, step, key, previous, holder, String.join("\n", history));
+          seeded.seed(), step, key, previous, holder, String.join("\n", history));
     }
   }
 
@@ -538,16 +529,7 @@ class AddressModelIT implements AddressSteps.Actions {
   private CniCall.Outcome call(PodAt at, String command, String ifName, String network, String ip) {
     Pod pod = at.pod();
     Map<String, String> env =
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
-    if (ip != null) {
-      env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
-    }
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), ifName, pod, ip);
     String pool = network.equals("pods") ? podsA : blueA;
     String config =
         "{\"cniVersion\":\"1.1.0\",\"name\":\""

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -93,10 +92,8 @@ class AdmissionWebhookIT {
     processes = new KipamProcesses(controlPlane, client, "webhook");
     identities = new InstalledIdentities(controlPlane, processes.dir);
     operator =
-        webhook
-            .operatorEnv(processes.operator())
-            .withEnv("KUBECONFIG", identities.operator().toString())
-            .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
+        identities
+            .asInstalled(webhook.operatorEnv(processes.operator()))
             .startLeading(Map.of(), WITHIN);
     webhook.awaitCaBundle(client, WITHIN);
     assertThat(client.secrets().inNamespace(NAMESPACE).withName("kipam-webhook-tls").get())
@@ -240,15 +237,7 @@ class AdmissionWebhookIT {
             .withNamespace(pod.getMetadata().getNamespace())
             .withLabels(labels)
             .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .withOwnerReferences(
-                new OwnerReferenceBuilder()
-                    .withApiVersion("v1")
-                    .withKind("Pod")
-                    .withName(pod.getMetadata().getName())
-                    .withUid(pod.getMetadata().getUid())
-                    .withController(true)
-                    .withBlockOwnerDeletion(false)
-                    .build())
+            .withOwnerReferences(Cluster.controllerReference("Pod", pod.getMetadata(), false))
             .build());
     var spec = new io.kipam.api.v1alpha1.IPAddressSpec();
     spec.setIp(ip.toString());

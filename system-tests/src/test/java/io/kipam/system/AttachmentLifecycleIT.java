@@ -18,6 +18,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -61,9 +62,7 @@ class AttachmentLifecycleIT {
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final long seed =
-      Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("attach");
   private String pool;
@@ -71,7 +70,7 @@ class AttachmentLifecycleIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    System.out.println("AttachmentLifecycleIT seed " + seed);
+    random.print("AttachmentLifecycleIT");
     pool = Fixtures.uniqueName("attach");
     Cluster.poolReadiedByOperator(
         client,

@@ -13,10 +13,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,17 +32,9 @@ class BlockStatusIT {
   private final KubernetesClient client = ControlPlane.shared().client();
 
   @BeforeAll
-  static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
+  static void start(KubernetesClient client) throws Exception {
     pool = Cluster.readiedPool(client, "status", Cluster.spec("10.246.0.0/24", 26, 0));
-    rig =
-        NodeRig.start(
-            controlPlane,
-            client,
-            Files.createTempDirectory("kipam-block-status-it"),
-            NodeRig.namespaces(client, "status"),
-            pool,
-            Map.of());
+    rig = NodeRig.startAlone(client, "status", pool);
   }
 
   @AfterAll
@@ -56,6 +45,12 @@ class BlockStatusIT {
   private Long allocated(String block) {
     IPBlock b = client.resources(IPBlock.class).withName(block).get();
     return b.getStatus() == null ? null : b.getStatus().getAllocated();
+  }
+
+  private void awaitAllocated(String block, long expected) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(allocated(block)).isEqualTo(expected));
   }
 
   @Test
@@ -70,16 +65,12 @@ class BlockStatusIT {
         assertThat(rig.add(pool, i).ok()).isTrue();
         calls++;
       }
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .untilAsserted(() -> assertThat(allocated(block)).isEqualTo(24));
+      awaitAllocated(block, 24);
       for (int i = 0; i < 10; i++) {
         assertThat(rig.del(pool, i).ok()).isTrue();
         calls++;
       }
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .untilAsserted(() -> assertThat(allocated(block)).isEqualTo(14));
+      awaitAllocated(block, 14);
     }
 
     System.out.printf(

@@ -41,7 +41,6 @@ class CniToolE2E {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private DaemonProcess daemon;
   private CnitoolRuntime runtime;
   private Path kipam;
@@ -51,12 +50,9 @@ class CniToolE2E {
   @BeforeEach
   void setUp() throws Exception {
     NodeUnderTest node = NodeUnderTest.register(client, "kipam-e2e", "e2e-node");
-    daemon = node.launch(controlPlane.adminKubeconfig());
+    daemon = node.launch(ControlPlane.shared().adminKubeconfig());
     kipam = node.kipam;
-    pool = Fixtures.uniqueName("e2e");
-    var spec = Cluster.spec("10.252.0.0/24", 28, 0);
-    spec.setGateway("10.252.0.1");
-    Cluster.poolReadiedByOperator(client, pool, spec);
+    pool = Cluster.poolWithGateway(client, "e2e", "10.252.0.0/24", "10.252.0.1");
     k8sNamespace = Fixtures.namespace(client, "e2e");
     runtime = new CnitoolRuntime(node.dir, "kipam-e2e", "kipbr0", kipam, daemon.socket, pool);
     await().atMost(Duration.ofSeconds(90)).until(() -> runtime.status().exit() == 0);

@@ -14,6 +14,7 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -22,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,9 +47,7 @@ class HandDeletedBlockIT {
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final long seed =
-      Long.getLong("kipam.seed", java.util.concurrent.ThreadLocalRandom.current().nextLong());
-  private final Random random = new Random(seed);
+  private final SeededRandom random = new SeededRandom();
   @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("handblock");
 
@@ -59,7 +57,9 @@ class HandDeletedBlockIT {
     boolean shareFromBirth = random.nextBoolean();
     System.out.printf(
         "HandDeletedBlockIT seed %d: node A holds %d addresses; node B %s%n",
-        seed, held, shareFromBirth ? "may claim slots Shared from birth" : "claims Exclusive");
+        random.seed(),
+        held,
+        shareFromBirth ? "may claim slots Shared from birth" : "claims Exclusive");
     String pool = Fixtures.uniqueName("handblock");
     Cluster.poolReadiedByOperator(
         client, pool, Cluster.spec("10.236." + SUBNETS.incrementAndGet() + ".0/27", 28, 0));

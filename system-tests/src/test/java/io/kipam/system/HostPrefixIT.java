@@ -11,7 +11,6 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +38,6 @@ class HostPrefixIT {
 
   @BeforeAll
   static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
     String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.248.255.0/24", 28, 0));
     Path dir = Files.createTempDirectory("kipam-host-prefix-it");
     List<String> namespaces = NodeRig.namespaces(client, "host");
@@ -59,6 +57,17 @@ class HostPrefixIT {
     Cluster.poolReadiedByOperator(
         client, pool, Cluster.oneAddressSpec(cidr, address, reuseDelaySeconds));
     return pool;
+  }
+
+  /**
+   * Node a's block of {@code pool} goes back within {@code within}, and node b's pod {@code pod}
+   * then gets its address {@code ip}.
+   */
+  private void goesBackAndBGetsIt(String pool, String ip, Duration within, int pod) {
+    await().atMost(within).untilAsserted(() -> assertThat(a.blocks(pool)).isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(b.add(pool, pod).ip()).isEqualTo(ip));
   }
 
   @Test
@@ -98,12 +107,7 @@ class HostPrefixIT {
 
     assertThat(a.del(pool, 10).ok()).isTrue();
 
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> assertThat(a.blocks(pool)).isEmpty());
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> assertThat(b.add(pool, 11).ip()).isEqualTo(ip));
+    goesBackAndBGetsIt(pool, ip, Duration.ofSeconds(30), 11);
   }
 
   @Test
@@ -114,11 +118,6 @@ class HostPrefixIT {
     // The pod is deleted: the garbage collector deletes its IPAddress, no DEL comes.
     a.deletePod(20);
 
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(() -> assertThat(a.blocks(pool)).isEmpty());
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> assertThat(b.add(pool, 21).ip()).isEqualTo(ip));
+    goesBackAndBGetsIt(pool, ip, Duration.ofSeconds(60), 21);
   }
 }

@@ -10,11 +10,11 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,27 +43,25 @@ class MixedRequestsIT {
   private static final int CALLERS = 6;
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("mixed");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private ChurnAndSample plain;
   private ChurnAndSample chosen;
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("MixedRequestsIT", rigs, plain, chosen);
+    ChurnAndSample.check("MixedRequestsIT", plain, chosen);
   }
 
   @Test
   void twoThousandMixedPairsWithADaemonKillHoldNoAddressTwiceAndLeaveNothing() throws Exception {
-    System.out.println("MixedRequestsIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Random random = new Random(seed);
+    random.print("MixedRequestsIT");
     String pool = Cluster.readiedPool(client, "mixed", Cluster.spec("10.214.0.0/24", 28, 0));
     String other = Cluster.readiedPool(client, "mixed-b", Cluster.spec("10.214.1.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "mixed");
-    Path dir = Files.createTempDirectory("kipam-mixed-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    List<String> namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     plain = ChurnAndSample.start(client, pool, List.of());
     chosen = ChurnAndSample.start(client, other, List.of());
 
@@ -77,7 +75,7 @@ class MixedRequestsIT {
     for (int c = 0; c < CALLERS; c++) {
       // One caller per chosen-address slot: two callers never ask for one address at once.
       int caller = c;
-      long callerSeed = seed + c;
+      long callerSeed = random.seed() + c;
       done.add(
           callers.submit(
               () -> {
@@ -130,17 +128,7 @@ class MixedRequestsIT {
   /** One pod: ADD (retried while "try again", as a runtime does), DEL, the pod deleted. */
   private void pair(
       NodeRig rig, String namespace, String name, Map<String, String> annotations, String pool) {
-    Pod pod =
-        client
-            .pods()
-            .inNamespace(namespace)
-            .resource(
-                Cluster.podOn(name, rig.node)
-                    .editMetadata()
-                    .withAnnotations(annotations)
-                    .endMetadata()
-                    .build())
-            .create();
+    Pod pod = Cluster.annotatedPod(client, namespace, name, rig.node, annotations);
     String config = Cluster.config("1.1.0", rig.daemon.socket.toString(), pool);
     // A plain pod may hold a chosen address for a moment (kipam picks it like any free one):
     // the chosen one waits for it, as a runtime's retries would.

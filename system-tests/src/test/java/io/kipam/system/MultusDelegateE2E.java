@@ -22,6 +22,7 @@ import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,6 @@ class MultusDelegateE2E {
   private static final String SELECTION = "k8s.v1.cni.cncf.io/networks";
 
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private DaemonProcess daemon;
   private CnitoolRuntime runtime;
   private NodeUnderTest node;
@@ -54,11 +54,8 @@ class MultusDelegateE2E {
   void setUp() throws Exception {
     KipamCrds.installIpamClaims(client);
     node = NodeUnderTest.register(client, "kipam-multus", "multus-node");
-    daemon = node.launch(controlPlane.adminKubeconfig());
-    String pool = Fixtures.uniqueName("multus");
-    var spec = Cluster.spec("10.253.0.0/24", 28, 0);
-    spec.setGateway("10.253.0.1");
-    Cluster.poolReadiedByOperator(client, pool, spec);
+    daemon = node.launch(ControlPlane.shared().adminKubeconfig());
+    String pool = Cluster.poolWithGateway(client, "multus", "10.253.0.0/24", "10.253.0.1");
     k8sNamespace = Fixtures.namespace(client, "multus");
     runtime =
         new CnitoolRuntime(
@@ -129,16 +126,8 @@ class MultusDelegateE2E {
   }
 
   private Pod pod(String name, String selection) {
-    return client
-        .pods()
-        .inNamespace(k8sNamespace)
-        .resource(
-            Cluster.podOn(name, daemon.node)
-                .editMetadata()
-                .addToAnnotations(SELECTION, selection)
-                .endMetadata()
-                .build())
-        .create();
+    return Cluster.annotatedPod(
+        client, k8sNamespace, name, daemon.node, Map.of(SELECTION, selection));
   }
 
   private static String address(Exec.Result added) throws Exception {

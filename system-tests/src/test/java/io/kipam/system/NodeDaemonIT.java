@@ -190,15 +190,22 @@ class NodeDaemonIT {
     assertThat(again).isNotNull();
   }
 
+  /**
+   * ADD of {@code pod} to the pool of one address, tried again for up to 30 s while another test's
+   * release of that address rests; the address.
+   */
+  private String addOnceFree(Pod pod, String containerId) {
+    return await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> call("ADD", pod, containerId, singleAddressPool), CniCall.Outcome::ok)
+        .ip();
+  }
+
   @Test
   void staleDelNeverRemovesAnAddressReissuedToAnotherPod() throws Exception {
     Pod first = Cluster.pod(client, namespace, "first", node);
     Pod second = Cluster.pod(client, namespace, "second", node);
-    String ip =
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .until(() -> call("ADD", first, "c-first", singleAddressPool), CniCall.Outcome::ok)
-            .ip();
+    String ip = addOnceFree(first, "c-first");
     assertThat(call("DEL", first, "c-first", singleAddressPool).ok()).isTrue();
     await()
         .atMost(Duration.ofSeconds(30))
@@ -218,11 +225,7 @@ class NodeDaemonIT {
   void deletingThePodReturnsItsAddressAfterTheReuseDelay() throws Exception {
     Pod owner = Cluster.pod(client, namespace, "gc-owner", node);
     // Another test may have just released the pool's one address; it rests for 3s.
-    String ip =
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .until(() -> call("ADD", owner, "c-gc-owner", singleAddressPool), CniCall.Outcome::ok)
-            .ip();
+    String ip = addOnceFree(owner, "c-gc-owner");
 
     client.pods().inNamespace(namespace).withName("gc-owner").withGracePeriod(0).delete();
     await().atMost(Duration.ofSeconds(90)).until(() -> addresses().isEmpty());

@@ -82,11 +82,7 @@ class NodeLeastPrivilegeIT {
     InstalledIdentities.apply(controlPlane, "crd", "rbac", "admission");
     processes = new KipamProcesses(controlPlane, client, "least");
     identities = new InstalledIdentities(controlPlane, processes.dir);
-    processes
-        .operator()
-        .withEnv("KUBECONFIG", identities.operator().toString())
-        .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE)
-        .startLeading(Map.of(), WITHIN);
+    identities.asInstalled(processes.operator()).startLeading(Map.of(), WITHIN);
     pool = Cluster.readiedPool(client, "least", Cluster.spec("10.219.0.0/24", 28, 0));
     for (int n = 0; n < NODES; n++) {
       rigs.add(processes.node(pool, DAEMON, NodeLeastPrivilegeIT::nodeKubeconfig));

@@ -9,25 +9,22 @@ import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.v1alpha1.BlockMode;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,29 +44,20 @@ class OneGateIT {
   /** Only for the set-up's first ADDs: a pool made Ready a moment ago may not be watched yet. */
   private static final Duration SETUP_RETRIES = Duration.ofSeconds(30);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("gate");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private List<String> namespaces;
   private int pods;
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("OneGateIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("OneGateIT");
     String any = Cluster.readiedPool(client, "gate-status", Cluster.spec("10.219.0.0/24", 28, 0));
-    Path dir = Files.createTempDirectory("kipam-one-gate-it");
-    namespaces = new ArrayList<>(NodeRig.namespaces(client, "gate"));
+    namespaces = new ArrayList<>(processes.namespaces);
     Collections.shuffle(namespaces, random);
-    NodeRig.startAll(controlPlane, client, dir, namespaces, any, 3, rigs);
-  }
-
-  @AfterEach
-  void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    rigs = processes.nodes(any, 3, Map.of());
   }
 
   /**
@@ -304,16 +292,7 @@ class OneGateIT {
       List<String> pools,
       String ip) {
     Map<String, String> env =
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
-    if (ip != null) {
-      env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
-    }
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), ifName, pod, ip);
     StringBuilder list = new StringBuilder();
     for (String p : pools) {
       list.append(list.length() == 0 ? "" : ",").append('"').append(p).append('"');
@@ -330,14 +309,8 @@ class OneGateIT {
   }
 
   private String poolOf(Pod pod, String ip) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(pod.getMetadata().getNamespace())
-        .list()
-        .getItems()
-        .stream()
+    return Cluster.addressesOf(client, pod).stream()
         .filter(a -> a.getSpec().getIp().equals(ip))
-        .filter(a -> pod.getMetadata().getName().equals(a.getSpec().getPod().getName()))
         .map(a -> a.getSpec().getPool())
         .findFirst()
         .orElse(null);

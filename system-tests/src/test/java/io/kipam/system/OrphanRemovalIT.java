@@ -184,9 +184,16 @@ class OrphanRemovalIT {
         "%s/%s (%s) deleted as an orphan (%s) and kept while its pod exists%n",
         namespace, name, address.getSpec().getIp(), why);
     rig.deletePod(i);
+    awaitGone(namespace, name, " gone with its pod");
+  }
+
+  /**
+   * Waits until the IPAddress {@code namespace}/{@code name} is gone; {@code what} ends the alias.
+   */
+  private static void awaitGone(String namespace, String name, String what) {
     await()
         .atMost(WITHIN)
-        .alias(namespace + "/" + name + " gone with its pod")
+        .alias(namespace + "/" + name + what)
         .until(
             () ->
                 client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
@@ -208,13 +215,7 @@ class OrphanRemovalIT {
     String namespace = address.getMetadata().getNamespace();
     String name = address.getMetadata().getName();
     long start = System.nanoTime();
-    await()
-        .atMost(WITHIN)
-        .alias(namespace + "/" + name + " gone")
-        .until(
-            () ->
-                client.resources(IPAddress.class).inNamespace(namespace).withName(name).get()
-                    == null);
+    awaitGone(namespace, name, " gone");
     await()
         .atMost(WITHIN)
         .untilAsserted(

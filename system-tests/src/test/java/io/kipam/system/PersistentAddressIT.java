@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
@@ -20,13 +19,13 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,7 +34,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -66,37 +64,33 @@ class PersistentAddressIT {
 
   private static final String IFNAME = "net1";
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("sticky");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private ChurnAndSample meanwhile;
   private String pool;
   private List<String> namespaces;
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println(
-        "PersistentAddressIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("PersistentAddressIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sticky", Cluster.spec("10.209.0.0/24", 28, 0));
-    namespaces = NodeRig.namespaces(client, "sticky");
-    Path dir = Files.createTempDirectory("kipam-persistent-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     meanwhile = ChurnAndSample.start(client, pool, rigs);
   }
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("PersistentAddressIT", rigs, meanwhile);
+    ChurnAndSample.check("PersistentAddressIT", meanwhile);
   }
 
   @Test
   void aClaimKeepsItsAddressAcrossPodsAndNodesAndGoesWithTheClaim() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-a." + network, network, IFNAME, null);
 
     Pod first = claimPod(order.get(0), namespace, "vm-a-launcher-1", "vm-a." + network);
@@ -107,7 +101,7 @@ class PersistentAddressIT {
     assertThat(attached.getSpec().getNode()).isEqualTo(order.get(0).node);
     assertThat(attached.getMetadata().getOwnerReferences().get(0).getUid())
         .isEqualTo(first.getMetadata().getUid());
-    IPBlock subClaim = subClaimOf(ip).orElseThrow();
+    IPBlock subClaim = Cluster.subClaimOf(client, pool, ip).orElseThrow();
     assertThat(subClaim.getSpec().getClaim().getUid()).isEqualTo(claim.getMetadata().getUid());
     assertThat(subClaim.getSpec().getNode()).isNull();
     IPBlock slot = client.resources(IPBlock.class).withName(subClaim.getSpec().getParent()).get();
@@ -117,7 +111,9 @@ class PersistentAddressIT {
     assertThat(call(order.get(0), "DEL", first, "c-first", true).ok()).isTrue();
     client.resource(first).withGracePeriod(0).delete();
     await().atMost(RETRIES).until(() -> addressOf(namespace, ip).isEmpty());
-    assertThat(subClaimOf(ip)).as("the claim's sub-claim stays without a pod").isPresent();
+    assertThat(Cluster.subClaimOf(client, pool, ip))
+        .as("the claim's sub-claim stays without a pod")
+        .isPresent();
 
     // Re-created on another node, it gets the same address.
     Pod second = claimPod(order.get(1), namespace, "vm-a-launcher-2", "vm-a." + network);
@@ -132,23 +128,19 @@ class PersistentAddressIT {
         .atMost(RETRIES)
         .until(
             () ->
-                subClaimOf(ip)
+                Cluster.subClaimOf(client, pool, ip)
                     .map(b -> b.getMetadata().getDeletionTimestamp() != null)
                     .orElse(true));
     Thread.sleep(3000);
-    assertThat(subClaimOf(ip)).as("held while the second pod is attached").isPresent();
+    assertThat(Cluster.subClaimOf(client, pool, ip))
+        .as("held while the second pod is attached")
+        .isPresent();
     assertThat(call(order.get(1), "DEL", second, "c-second", true).ok()).isTrue();
-    await().atMost(RETRIES).until(() -> subClaimOf(ip).isEmpty());
-    System.out.println(
-        "claim "
-            + namespace
-            + "/vm-a.tenant kept "
-            + ip
-            + " from node "
-            + order.get(0).node
-            + " to node "
-            + order.get(1).node
-            + ", and gave it back once deleted and detached");
+    await().atMost(RETRIES).until(() -> Cluster.subClaimOf(client, pool, ip).isEmpty());
+    System.out.printf(
+        "claim %s/vm-a.tenant kept %s from node %s to node %s, and gave it back once deleted and"
+            + " detached%n",
+        namespace, ip, order.get(0).node, order.get(1).node);
   }
 
   /**
@@ -166,7 +158,7 @@ class PersistentAddressIT {
     List<String> pools = List.of(single);
     List<NodeRig> order = new ArrayList<>(rigs);
     Collections.shuffle(order, random);
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     IPAMClaim claim = claim(namespace, "vm-r." + network, network, IFNAME, null);
 
     Pod first = claimPod(order.get(0), namespace, "vm-r-launcher", "vm-r." + network);
@@ -207,7 +199,7 @@ class PersistentAddressIT {
 
   @Test
   void aVirtualMachineKeepsItsAddressThroughTwentyStopStartCyclesWithKills() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     ConfigMap vm =
         client
             .configMaps()
@@ -266,7 +258,7 @@ class PersistentAddressIT {
     IPAMClaim fresh = client.resource(claim).get();
     fresh.getMetadata().setFinalizers(List.of());
     client.resource(fresh).update();
-    await().atMost(RETRIES).until(() -> subClaimOf(held).isEmpty());
+    await().atMost(RETRIES).until(() -> Cluster.subClaimOf(client, pool, held).isEmpty());
     System.out.println("VM vm-b kept " + ip + " through 20 stop/start cycles on random nodes");
   }
 
@@ -299,7 +291,7 @@ class PersistentAddressIT {
           .contains(entry.getValue()[0])
           .contains(reference.contains("/") ? reference : namespace + "/" + reference)
           .contains(entry.getValue()[1]);
-      assertThat(addressesOfPod(namespace, pod.getMetadata().getName())).isEmpty();
+      assertThat(Cluster.addressesOf(client, namespace, pod.getMetadata().getName())).isEmpty();
       k++;
     }
 
@@ -319,7 +311,7 @@ class PersistentAddressIT {
         .contains("\"code\":7,")
         .contains("k8s.v1.cni.cncf.io/networks")
         .contains("not a JSON list");
-    assertThat(addressesOfPod(namespace, "bad-json")).isEmpty();
+    assertThat(Cluster.addressesOf(client, namespace, "bad-json")).isEmpty();
 
     // Attached to a running pod on one node, the claim's address is refused to a second pod.
     Pod running = claimPod(rig, namespace, "ok-1", "ok." + network);
@@ -332,7 +324,7 @@ class PersistentAddressIT {
         .contains("IPAMClaim " + namespace + "/ok." + network)
         .contains("attached to pod " + namespace + "/ok-1")
         .contains("live migration is not supported");
-    assertThat(addressesOfPod(namespace, "ok-2")).isEmpty();
+    assertThat(Cluster.addressesOf(client, namespace, "ok-2")).isEmpty();
     // Once the first pod is being deleted, the second is asked to try again; once its
     // attachment is over, the second gets the address.
     client.resource(running).withGracePeriod(0).delete();
@@ -352,19 +344,21 @@ class PersistentAddressIT {
       claim
           .getMetadata()
           .setOwnerReferences(
-              List.of(
-                  new OwnerReferenceBuilder()
-                      .withApiVersion("v1")
-                      .withKind("ConfigMap")
-                      .withName(owner.getMetadata().getName())
-                      .withUid(owner.getMetadata().getUid())
-                      .withController(true)
-                      .withBlockOwnerDeletion(true)
-                      .build()));
+              List.of(Cluster.controllerReference("ConfigMap", owner.getMetadata(), true)));
       claim.getMetadata().setFinalizers(List.of("kubevirt.io/persistent-ipam"));
     }
     claim.setSpec(new IPAMClaimSpec(network, ifName));
     return client.resource(claim).create();
+  }
+
+  private String randomNamespace() {
+    return namespaces.get(random.nextInt(namespaces.size()));
+  }
+
+  private List<NodeRig> shuffledRigs() {
+    List<NodeRig> order = new ArrayList<>(rigs);
+    Collections.shuffle(order, random);
+    return order;
   }
 
   private Pod claimPod(NodeRig rig, String namespace, String name, String claimReference) {
@@ -376,16 +370,8 @@ class PersistentAddressIT {
             + "\",\"ipam-claim-reference\":\""
             + claimReference
             + "\"}]";
-    return client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            Cluster.podOn(name, rig.node)
-                .editMetadata()
-                .addToAnnotations("k8s.v1.cni.cncf.io/networks", selection)
-                .endMetadata()
-                .build())
-        .create();
+    return Cluster.annotatedPod(
+        client, namespace, name, rig.node, Map.of("k8s.v1.cni.cncf.io/networks", selection));
   }
 
   private String config(boolean allowPersistentIPs, NodeRig rig, List<String> pools) {
@@ -414,13 +400,7 @@ class PersistentAddressIT {
       List<String> pools) {
     return CniCall.run(
         rig.kipam,
-        CniCall.env(
-            command,
-            container,
-            IFNAME,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, container, IFNAME, pod),
         config(allowPersistentIPs, rig, pools));
   }
 
@@ -443,7 +423,7 @@ class PersistentAddressIT {
     }
     System.out.println(
         "node " + holder.node + " holds every slot of " + small + " after " + ordinary + " pods");
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
+    String namespace = randomNamespace();
     claim(namespace, "vm-s." + network, network, IFNAME, null);
     List<String> pools = List.of(small);
 
@@ -468,9 +448,8 @@ class PersistentAddressIT {
   /** A virtual machine with a fixed address: the claim takes the chosen one and keeps it. */
   @Test
   void aClaimTakesTheChosenAddressAndKeepsIt() throws Exception {
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-f." + network, network, IFNAME, null);
     String fixed = unclaimedSlotAddress();
 
@@ -503,15 +482,7 @@ class PersistentAddressIT {
       outcome =
           CniCall.whileTryAgain(
               () -> {
-                var env =
-                    new java.util.HashMap<>(
-                        CniCall.env(
-                            "ADD",
-                            container,
-                            IFNAME,
-                            pod.getMetadata().getNamespace(),
-                            pod.getMetadata().getName(),
-                            pod.getMetadata().getUid()));
+                var env = new java.util.HashMap<>(CniCall.env("ADD", container, IFNAME, pod));
                 env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
                 return CniCall.run(rig.kipam, env, config(true, rig, List.of(pool)));
               },
@@ -538,9 +509,8 @@ class PersistentAddressIT {
   @Test
   void aDualStackClaimKeepsBothItsAddressesOnAnotherNode() throws Exception {
     String v6 = Cluster.readiedPool(client, "sticky6", Cluster.spec("fd00:209::/120", 124, 0));
-    String namespace = namespaces.get(random.nextInt(namespaces.size()));
-    List<NodeRig> order = new ArrayList<>(rigs);
-    Collections.shuffle(order, random);
+    String namespace = randomNamespace();
+    List<NodeRig> order = shuffledRigs();
     IPAMClaim claim = claim(namespace, "vm-d." + network, network, IFNAME, null);
     List<String> pools = List.of(pool, v6);
 
@@ -599,19 +569,9 @@ class PersistentAddressIT {
         }
         List<String> ips =
             outcomes.stream().filter(CniCall.Outcome::ok).map(CniCall.Outcome::ip).toList();
-        System.out.println(
-            "round "
-                + round
-                + ": "
-                + namespace
-                + "/"
-                + name
-                + " on "
-                + order.get(0).node
-                + " and "
-                + order.get(1).node
-                + ": "
-                + outcomes);
+        System.out.printf(
+            "round %d: %s/%s on %s and %s: %s%n",
+            round, namespace, name, order.get(0).node, order.get(1).node, outcomes);
         assertThat(ips).as("round %d: one pod attached", round).hasSize(1);
         assertThat(outcomes.stream().filter(o -> !o.ok()))
             .as("round %d: the other is told the claim's address is in use", round)
@@ -670,21 +630,6 @@ class PersistentAddressIT {
             .resources(IPAddress.class)
             .inNamespace(namespace)
             .withName(ResourceNames.addressName(pool, IpAddress.parse(ip)))
-            .get());
-  }
-
-  private List<IPAddress> addressesOfPod(String namespace, String pod) {
-    return client.resources(IPAddress.class).inNamespace(namespace).list().getItems().stream()
-        .filter(a -> pod.equals(a.getSpec().getPod().getName()))
-        .toList();
-  }
-
-  private Optional<IPBlock> subClaimOf(String ip) {
-    IpAddress address = IpAddress.parse(ip);
-    return Optional.ofNullable(
-        client
-            .resources(IPBlock.class)
-            .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
             .get());
   }
 }

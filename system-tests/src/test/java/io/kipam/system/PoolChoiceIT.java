@@ -8,22 +8,20 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
-import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,11 +40,10 @@ class PoolChoiceIT {
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("choice");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private final List<ChurnAndSample> meanwhile = new ArrayList<>();
   private String tiny;
   private String big;
@@ -58,7 +55,7 @@ class PoolChoiceIT {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("PoolChoiceIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("PoolChoiceIT");
     tiny = Cluster.readiedPool(client, "tiny", Cluster.spec("10.212.0.0/30", 30, 0));
     big = Cluster.readiedPool(client, "big", Cluster.spec("10.212.1.0/24", 28, 0));
     alt = Cluster.readiedPool(client, "alt", Cluster.spec("10.212.2.0/24", 28, 0));
@@ -69,9 +66,7 @@ class PoolChoiceIT {
         new LabelSelectorBuilder().withMatchLabels(Map.of("team", "fenced")).build());
     fenced = Cluster.readiedPool(client, "fenced", fencedSpec);
     String churn = Cluster.readiedPool(client, "churn", Cluster.spec("10.212.8.0/24", 28, 0));
-    Path dir = Files.createTempDirectory("kipam-pool-choice-it");
-    List<String> namespaces = NodeRig.namespaces(client, "choice");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, churn, 3, rigs);
+    rigs = processes.nodes(churn, 3, Map.of());
     meanwhile.add(ChurnAndSample.start(client, churn, rigs));
     for (String pool : List.of(tiny, big, alt, six, sixToo)) {
       meanwhile.add(ChurnAndSample.start(client, pool, List.of()));
@@ -80,18 +75,12 @@ class PoolChoiceIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    try {
-      if (!meanwhile.isEmpty()) {
-        meanwhile
-            .get(0)
-            .closeAndCheck(
-                "PoolChoiceIT",
-                meanwhile.subList(1, meanwhile.size()).toArray(ChurnAndSample[]::new));
-      }
-    } finally {
-      for (NodeRig rig : rigs) {
-        rig.close();
-      }
+    if (!meanwhile.isEmpty()) {
+      meanwhile
+          .get(0)
+          .closeAndCheck(
+              "PoolChoiceIT",
+              meanwhile.subList(1, meanwhile.size()).toArray(ChurnAndSample[]::new));
     }
   }
 
@@ -124,7 +113,7 @@ class PoolChoiceIT {
         .matches(ip -> in(ip, "10.212.1.0/24"));
     // DEL finds the address in the pool the annotation chose.
     assertThat(call(r, "DEL", chosen, List.of(tiny, big)).ok()).isTrue();
-    assertThat(addressesOf(chosen)).isEmpty();
+    assertThat(Cluster.addressesOf(client, chosen)).isEmpty();
 
     // Family by family: IPv4 from the namespace (big), IPv6 from the pod (sixtoo).
     NodeRig d = rig();
@@ -194,7 +183,7 @@ class PoolChoiceIT {
     for (String fragment : fragments) {
       assertThat(outcome.stdout()).contains(fragment);
     }
-    assertThat(addressesOf(pod)).as("nothing allocated").isEmpty();
+    assertThat(Cluster.addressesOf(client, pod)).as("nothing allocated").isEmpty();
   }
 
   private NodeRig rig() {
@@ -236,17 +225,6 @@ class PoolChoiceIT {
         rig.kipam,
         CniCall.env(command, "c-" + pod.getMetadata().getUid(), pod),
         Cluster.config("1.1.0", rig.daemon.socket.toString(), pools.toArray(String[]::new)));
-  }
-
-  private List<IPAddress> addressesOf(Pod pod) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(pod.getMetadata().getNamespace())
-        .list()
-        .getItems()
-        .stream()
-        .filter(a -> pod.getMetadata().getName().equals(a.getSpec().getPod().getName()))
-        .toList();
   }
 
   private static boolean in(String ip, String cidr) {

@@ -16,10 +16,7 @@ import io.kipam.system.harness.PlayedOperator;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,18 +46,10 @@ class ReleaseProtocolWithPlayedOperatorIT {
   private final PlayedOperator operator = new PlayedOperator(client);
 
   @BeforeAll
-  static void start(ControlPlane controlPlane, KubernetesClient client) throws Exception {
-    KipamCrds.install(client);
+  static void start(KubernetesClient client) throws Exception {
     bootPool = Fixtures.uniqueName("boot");
     Cluster.readyPool(client, bootPool, Cluster.spec("10.247.255.0/24", 28, 0));
-    rig =
-        NodeRig.start(
-            controlPlane,
-            client,
-            Files.createTempDirectory("kipam-block-release-it"),
-            NodeRig.namespaces(client, "release"),
-            bootPool,
-            Map.of());
+    rig = NodeRig.startAlone(client, "release", bootPool);
   }
 
   @AfterAll
@@ -90,6 +79,21 @@ class ReleaseProtocolWithPlayedOperatorIT {
     return operator.block(block).getStatus().getRelease();
   }
 
+  /** Pod 0's address added and deleted again: the block it came from, now empty. */
+  private String emptiedBlock(String pool) {
+    String ip = rig.add(pool, 0).ip();
+    String block = blockOf(pool, ip);
+    assertThat(rig.del(pool, 0).ok()).isTrue();
+    return block;
+  }
+
+  /** Pods 1 to 3 get addresses of {@code pool}, none of them in {@code block}. */
+  private void podsOneToThreeOutside(IPBlock block, String pool) {
+    for (int i = 1; i <= 3; i++) {
+      assertThat(inBlock(block, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
+    }
+  }
+
   private static boolean inBlock(IPBlock block, String ip) {
     return Cidr.parse(block.getSpec().getCidr()).contains(IpAddress.parse(ip));
   }
@@ -97,19 +101,14 @@ class ReleaseProtocolWithPlayedOperatorIT {
   @Test
   void anEmptyBlockIsAnsweredReadyAndNothingIsAllocatedFromItUntilItIsGone() {
     String pool = pool();
-    String ip = rig.add(pool, 0).ip();
-    String block = blockOf(pool, ip);
-    assertThat(rig.del(pool, 0).ok()).isTrue();
+    String block = emptiedBlock(pool);
 
     String round = operator.request(block);
     BlockRelease answer = awaitAnswer(block, ReleaseState.Ready);
 
     assertThat(answer.getRequestedAt()).isEqualTo(round);
     assertThat(answer.getRespondedAt()).isNotBlank();
-    IPBlock ready = operator.block(block);
-    for (int i = 1; i <= 3; i++) {
-      assertThat(inBlock(ready, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
-    }
+    podsOneToThreeOutside(operator.block(block), pool);
     operator.delete(block);
     await()
         .atMost(Duration.ofSeconds(30))
@@ -138,18 +137,13 @@ class ReleaseProtocolWithPlayedOperatorIT {
   @Test
   void aDaemonKilledWhileABlockIsReadyNeverAllocatesFromItAfterItsRestart() throws Exception {
     String pool = pool();
-    String ip = rig.add(pool, 0).ip();
-    String block = blockOf(pool, ip);
-    assertThat(rig.del(pool, 0).ok()).isTrue();
+    String block = emptiedBlock(pool);
     operator.request(block);
     String respondedAt = awaitAnswer(block, ReleaseState.Ready).getRespondedAt();
 
     rig.restart();
 
-    IPBlock ready = operator.block(block);
-    for (int i = 1; i <= 3; i++) {
-      assertThat(inBlock(ready, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
-    }
+    podsOneToThreeOutside(operator.block(block), pool);
     assertThat(operator.block(block).getStatus().getRelease().getRespondedAt())
         .isEqualTo(respondedAt);
   }
@@ -162,9 +156,7 @@ class ReleaseProtocolWithPlayedOperatorIT {
   @Test
   void aDaemonStartedWhileABlockIsRequestedKeepsItClosedFromItsFirstSync() throws Exception {
     String pool = pool();
-    String ip = rig.add(pool, 0).ip();
-    String block = blockOf(pool, ip);
-    assertThat(rig.del(pool, 0).ok()).isTrue();
+    String block = emptiedBlock(pool);
 
     rig.daemon.kill();
     String round = operator.request(block);
@@ -185,10 +177,7 @@ class ReleaseProtocolWithPlayedOperatorIT {
     try {
       rig.daemon.start();
       rig.daemon.awaitReady(rig.kipam, bootPool);
-      IPBlock requested = operator.block(block);
-      for (int i = 1; i <= 3; i++) {
-        assertThat(inBlock(requested, rig.add(pool, i).ip())).as("pod %s", i).isFalse();
-      }
+      podsOneToThreeOutside(operator.block(block), pool);
     } finally {
       touching.set(false);
       toucher.join();
@@ -204,9 +193,7 @@ class ReleaseProtocolWithPlayedOperatorIT {
     var spec = Cluster.spec("10.247." + pools++ + ".0/24", 28, 0);
     spec.setMaxBlocksPerNode(1);
     Cluster.readyPool(client, pool, spec);
-    String ip = rig.add(pool, 0).ip();
-    String block = blockOf(pool, ip);
-    assertThat(rig.del(pool, 0).ok()).isTrue();
+    String block = emptiedBlock(pool);
     operator.request(block);
     awaitAnswer(block, ReleaseState.Ready);
     // Its one block is Ready and spec.maxBlocksPerNode allows no other: nothing to allocate from.

@@ -8,27 +8,21 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ipamclaims.IPAMClaim;
-import io.kipam.api.net.Cidr;
-import io.kipam.api.net.IpAddress;
-import io.kipam.api.net.ResourceNames;
-import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,11 +50,10 @@ class StatefulSetClaimsIT {
   private static final Duration WITHIN = Duration.ofSeconds(90);
   private static final String NETWORK = "stable";
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("sts-churn");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private final Map<String, String> attached = new ConcurrentHashMap<>();
   private final Map<String, String> addressOf = new ConcurrentHashMap<>();
   private final AtomicBoolean stop = new AtomicBoolean();
@@ -71,14 +64,11 @@ class StatefulSetClaimsIT {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println(
-        "StatefulSetClaimsIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("StatefulSetClaimsIT");
     KipamCrds.installIpamClaims(client);
     pool = Cluster.readiedPool(client, "sts", Cluster.spec("10.210.0.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "sts-churn");
     namespace = Fixtures.namespace(client, "sts");
-    Path dir = Files.createTempDirectory("kipam-sts-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    rigs = processes.nodes(pool, 3, Map.of());
     meanwhile = ChurnAndSample.start(client, pool, rigs);
     kubelet = Executors.newSingleThreadExecutor();
     kubelet.submit(this::playKubelets);
@@ -91,7 +81,7 @@ class StatefulSetClaimsIT {
       kubelet.shutdown();
       kubelet.awaitTermination(30, TimeUnit.SECONDS);
     }
-    ChurnAndSample.stop("StatefulSetClaimsIT", rigs, meanwhile);
+    ChurnAndSample.check("StatefulSetClaimsIT", meanwhile);
   }
 
   @Test
@@ -110,13 +100,7 @@ class StatefulSetClaimsIT {
     String deleted = "web-" + random.nextInt(3);
     Pod gone = pod(deleted).orElseThrow();
     client.resource(gone).delete();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () ->
-                pod(deleted)
-                    .map(p -> !p.getMetadata().getUid().equals(gone.getMetadata().getUid()))
-                    .orElse(false));
+    awaitPod(deleted, p -> !p.getMetadata().getUid().equals(gone.getMetadata().getUid()));
     assertThat(awaitRunning(3)).as("after %s was deleted", deleted).isEqualTo(first);
 
     // Rescheduled: its node cordoned, the pod comes back on another node, with its address.
@@ -125,35 +109,20 @@ class StatefulSetClaimsIT {
     cordon(from, true);
     Pod before = pod(moved).orElseThrow();
     client.resource(before).delete();
-    await()
-        .atMost(WITHIN)
-        .until(
-            () ->
-                pod(moved)
-                    .map(
-                        p ->
-                            p.getSpec().getNodeName() != null
-                                && !from.equals(p.getSpec().getNodeName()))
-                    .orElse(false));
+    awaitPod(
+        moved, p -> p.getSpec().getNodeName() != null && !from.equals(p.getSpec().getNodeName()));
     assertThat(awaitRunning(3)).as("after %s moved from %s", moved, from).isEqualTo(first);
     cordon(from, false);
 
     // A rolling update replaces every pod.
     Map<String, String> uids = uids();
-    client
-        .apps()
-        .statefulSets()
-        .inNamespace(namespace)
-        .withName("web")
-        .edit(
-            s -> {
-              s.getSpec()
-                  .getTemplate()
-                  .getMetadata()
-                  .getAnnotations()
-                  .put("restartedAt", Instant.now().toString());
-              return s;
-            });
+    editWeb(
+        s ->
+            s.getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .put("restartedAt", Instant.now().toString()));
     await()
         .atMost(WITHIN)
         .until(
@@ -172,16 +141,7 @@ class StatefulSetClaimsIT {
     assertThat(awaitRunning(3)).as("after 3 -> 1 -> 3, Retain").isEqualTo(first);
 
     // With whenScaled: Delete, scaling to 1 frees web-1 and web-2.
-    client
-        .apps()
-        .statefulSets()
-        .inNamespace(namespace)
-        .withName("web")
-        .edit(
-            s -> {
-              s.getSpec().getPersistentVolumeClaimRetentionPolicy().setWhenScaled("Delete");
-              return s;
-            });
+    editWeb(s -> s.getSpec().getPersistentVolumeClaimRetentionPolicy().setWhenScaled("Delete"));
     scale(1);
     awaitRunning(1);
     await().atMost(WITHIN).until(() -> claim("web-1").isEmpty() && claim("web-2").isEmpty());
@@ -189,8 +149,8 @@ class StatefulSetClaimsIT {
         .atMost(WITHIN)
         .until(
             () ->
-                subClaimOf(first.get("web-1")).isEmpty()
-                    && subClaimOf(first.get("web-2")).isEmpty());
+                Cluster.subClaimOf(client, pool, first.get("web-1")).isEmpty()
+                    && Cluster.subClaimOf(client, pool, first.get("web-2")).isEmpty());
     assertThat(claim("web-0")).isPresent();
     scale(3);
     Map<String, String> again = awaitRunning(3);
@@ -201,7 +161,7 @@ class StatefulSetClaimsIT {
     client.apps().statefulSets().inNamespace(namespace).withName("web").delete();
     await().atMost(WITHIN).until(() -> claims().isEmpty());
     for (String ip : again.values()) {
-      await().atMost(WITHIN).until(() -> subClaimOf(ip).isEmpty());
+      await().atMost(WITHIN).until(() -> Cluster.subClaimOf(client, pool, ip).isEmpty());
     }
   }
 
@@ -240,6 +200,19 @@ class StatefulSetClaimsIT {
         .build();
   }
 
+  private void editWeb(java.util.function.Consumer<StatefulSet> change) {
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(namespace)
+        .withName("web")
+        .edit(
+            s -> {
+              change.accept(s);
+              return s;
+            });
+  }
+
   private void scale(int replicas) {
     client.apps().statefulSets().inNamespace(namespace).withName("web").scale(replicas);
   }
@@ -272,6 +245,11 @@ class StatefulSetClaimsIT {
     return client.pods().inNamespace(namespace).withLabel("app", "web").list().getItems();
   }
 
+  /** Waits until the pod {@code name} exists and {@code there} holds for it. */
+  private void awaitPod(String name, java.util.function.Predicate<Pod> there) {
+    await().atMost(WITHIN).until(() -> pod(name).map(there::test).orElse(false));
+  }
+
   private Optional<Pod> pod(String name) {
     return Optional.ofNullable(client.pods().inNamespace(namespace).withName(name).get());
   }
@@ -293,15 +271,6 @@ class StatefulSetClaimsIT {
 
   private List<IPAMClaim> claims() {
     return client.resources(IPAMClaim.class).inNamespace(namespace).list().getItems();
-  }
-
-  private Optional<IPBlock> subClaimOf(String ip) {
-    IpAddress address = IpAddress.parse(ip);
-    return Optional.ofNullable(
-        client
-            .resources(IPBlock.class)
-            .withName(ResourceNames.blockName(pool, Cidr.of(address, address.family().bits())))
-            .get());
   }
 
   // ---- the kubelets ----
@@ -375,13 +344,7 @@ class StatefulSetClaimsIT {
   private CniCall.Outcome call(NodeRig rig, String command, Pod pod) {
     return CniCall.run(
         rig.kipam,
-        CniCall.env(
-            command,
-            "c-" + pod.getMetadata().getUid(),
-            "eth0",
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid()),
+        CniCall.env(command, "c-" + pod.getMetadata().getUid(), "eth0", pod),
         "{\"cniVersion\":\"1.1.0\",\"name\":\""
             + NETWORK
             + "\",\"type\":\"bridge\",\"ipam\":{\"type\":\"kipam\",\"pools\":[\""

@@ -12,17 +12,15 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.system.harness.ChurnAndSample;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,11 +40,10 @@ class StaticAddressIT {
 
   private static final Duration RETRIES = Duration.ofSeconds(60);
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final List<NodeRig> rigs = new ArrayList<>();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("static");
+  private List<NodeRig> rigs;
+  private final SeededRandom random = new SeededRandom();
   private ChurnAndSample meanwhile;
   private ChurnAndSample sampled;
   private String pool;
@@ -56,12 +53,11 @@ class StaticAddressIT {
 
   @BeforeEach
   void start() throws Exception {
-    System.out.println("StaticAddressIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
+    random.print("StaticAddressIT");
     pool = Cluster.readiedPool(client, "static", Cluster.spec("10.213.0.0/24", 28, 0));
     six = Cluster.readiedPool(client, "static6", Cluster.spec("fd00:214::/120", 124, 0));
-    namespaces = NodeRig.namespaces(client, "static");
-    Path dir = Files.createTempDirectory("kipam-static-it");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, pool, 3, rigs);
+    namespaces = processes.namespaces;
+    rigs = processes.nodes(pool, 3, Map.of());
     Collections.shuffle(rigs, random);
     // Ordinary pods churn through a pool of their own: one of them could take a chosen address
     // first, which is right but makes the outcome a race.
@@ -73,7 +69,7 @@ class StaticAddressIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    ChurnAndSample.stop("StaticAddressIT", rigs, meanwhile, sampled);
+    ChurnAndSample.check("StaticAddressIT", meanwhile, sampled);
   }
 
   @Test
@@ -111,7 +107,7 @@ class StaticAddressIT {
         .contains("\"code\":11,")
         .contains("address " + theirs)
         .contains("held Exclusive by a node");
-    assertThat(addresses(inTheirs)).isEmpty();
+    assertThat(Cluster.addressesOf(client, inTheirs)).isEmpty();
     long asked = System.nanoTime();
     CniCall.Outcome converted =
         CniCall.whileTryAgain(
@@ -127,7 +123,7 @@ class StaticAddressIT {
 
     // DEL gives a chosen address back like any other.
     assertThat(call(b, "DEL", inUnclaimed, List.of(pool), "", "").ok()).isTrue();
-    assertThat(addresses(inUnclaimed)).isEmpty();
+    assertThat(Cluster.addressesOf(client, inUnclaimed)).isEmpty();
     System.out.println(
         "own block " + own + " on " + a.node + ", unclaimed slot " + unclaimed + " on " + b.node);
   }
@@ -159,14 +155,14 @@ class StaticAddressIT {
                 + annotated.getMetadata().getNamespace()
                 + "/"
                 + annotated.getMetadata().getName());
-    assertThat(addresses(thief)).isEmpty();
+    assertThat(Cluster.addressesOf(client, thief)).isEmpty();
 
     // Dual-stack, one of the two held: neither is allocated.
     Pod half = pod(t, Map.of());
     CniCall.Outcome neither =
         call(t, "ADD", half, List.of(pool, six), "[\"10.213.0.203\",\"fd00:214::21\"]", "");
     assertThat(neither.stdout()).contains("\"code\":104,").contains("fd00:214::21");
-    assertThat(addresses(half)).isEmpty();
+    assertThat(Cluster.addressesOf(client, half)).isEmpty();
     assertThat(
             client
                 .resources(IPAddress.class)
@@ -191,7 +187,7 @@ class StaticAddressIT {
         .contains("annotation kipam.io/ips")
         .contains("'10.213.0.300', which is not an IP address");
     for (Pod p : List.of(bad, outside, malformed)) {
-      assertThat(addresses(p)).isEmpty();
+      assertThat(Cluster.addressesOf(client, p)).isEmpty();
     }
   }
 
@@ -239,20 +235,9 @@ class StaticAddressIT {
   }
 
   private IPAddress address(Pod pod) {
-    List<IPAddress> of = addresses(pod);
+    List<IPAddress> of = Cluster.addressesOf(client, pod);
     assertThat(of).hasSize(1);
     return of.get(0);
-  }
-
-  private List<IPAddress> addresses(Pod pod) {
-    return client
-        .resources(IPAddress.class)
-        .inNamespace(pod.getMetadata().getNamespace())
-        .list()
-        .getItems()
-        .stream()
-        .filter(a -> pod.getMetadata().getName().equals(a.getSpec().getPod().getName()))
-        .toList();
   }
 
   /** An address of {@code slot} that no IPAddress holds, other than {@code not}. */

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -17,7 +16,9 @@ import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.operator.cli.KubectlKipam;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
@@ -25,8 +26,6 @@ import io.kipam.testing.Fixtures;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,7 +39,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -62,11 +60,19 @@ class WhereaboutsImportIT {
   private static final int NODES = 4;
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final ControlPlane controlPlane = ControlPlane.shared();
   private final KubernetesClient client = ControlPlane.shared().client();
-  private final long seed = Long.getLong("kipam.seed", System.nanoTime());
-  private final Random random = new Random(seed);
-  private final List<NodeRig> rigs = new ArrayList<>();
+  private final SeededRandom random = new SeededRandom();
+  private final KipamProcesses processes = SYSTEM.processesOfEachTest("wbimport");
+  private List<NodeRig> rigs;
+
+  /** Whereabouts installed, and the nodes started on a boot pool of their own. */
+  private Whereabouts nodesBesideWhereabouts(String bootCidr) throws Exception {
+    Whereabouts whereabouts =
+        Whereabouts.install(client, ControlPlane.shared().adminKubeconfig(), processes.dir);
+    String boot = Cluster.readiedPool(client, "boot", Cluster.spec(bootCidr, 28, 0));
+    rigs = processes.nodes(boot, NODES, Map.of());
+    return whereabouts;
+  }
 
   /** A pod with one attachment on one network, and the address it got. */
   private record Attached(Pod pod, String network, String ip) {
@@ -75,22 +81,11 @@ class WhereaboutsImportIT {
     }
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
-  }
-
   @Test
   void whereaboutsAllocationsAreTakenOverWithoutRenumberingAPod() throws Exception {
-    System.out.println(
-        "WhereaboutsImportIT seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Path dir = Files.createTempDirectory("kipam-whereabouts-import-it");
-    Whereabouts whereabouts = Whereabouts.install(client, controlPlane.adminKubeconfig(), dir);
-    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.174.0.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "wbimport");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, boot, NODES, rigs);
+    random.print("WhereaboutsImportIT");
+    Whereabouts whereabouts = nodesBesideWhereabouts("10.174.0.0/24");
+    List<String> namespaces = processes.namespaces;
     String blueName = Fixtures.uniqueName("blue");
     Map<String, String> nads =
         Map.of(
@@ -154,7 +149,7 @@ class WhereaboutsImportIT {
     String bluePool = "wb-" + blueName + "-10-173-0-0-23";
     Map<String, String> poolOf = Map.of("red", redPool, "blue", bluePool);
     for (String pool : poolOf.values()) {
-      awaitReady(pool);
+      Cluster.awaitReady(client, pool);
     }
     assertThat(client.resources(IPPool.class).withName(bluePool).get().getSpec().getNetwork())
         .isEqualTo(blueName);
@@ -200,13 +195,7 @@ class WhereaboutsImportIT {
                       () ->
                           CniCall.run(
                               rig.kipam,
-                              CniCall.env(
-                                  "ADD",
-                                  "k-" + pod.getMetadata().getUid(),
-                                  "net1",
-                                  pod.getMetadata().getNamespace(),
-                                  pod.getMetadata().getName(),
-                                  pod.getMetadata().getUid()),
+                              CniCall.env("ADD", "k-" + pod.getMetadata().getUid(), "net1", pod),
                               config),
                       Duration.ofSeconds(60));
               assertThat(added.ok()).as(added.stdout()).isTrue();
@@ -260,13 +249,9 @@ class WhereaboutsImportIT {
    */
   @Test
   void theSwitchOverWhilePodsAreStartedThroughoutNeverGivesAnAddressTwice() throws Exception {
-    System.out.println(
-        "WhereaboutsImportIT switch-over seed " + seed + " (rerun with -Dkipam.seed=" + seed + ")");
-    Path dir = Files.createTempDirectory("kipam-whereabouts-switch-it");
-    Whereabouts whereabouts = Whereabouts.install(client, controlPlane.adminKubeconfig(), dir);
-    String boot = Cluster.readiedPool(client, "boot", Cluster.spec("10.174.1.0/24", 28, 0));
-    List<String> namespaces = NodeRig.namespaces(client, "wbswitch");
-    NodeRig.startAll(controlPlane, client, dir, namespaces, boot, NODES, rigs);
+    random.print("WhereaboutsImportIT switch-over");
+    Whereabouts whereabouts = nodesBesideWhereabouts("10.174.1.0/24");
+    List<String> namespaces = processes.namespaces;
     String nad =
         nad(
             namespaces.get(0),
@@ -292,7 +277,7 @@ class WhereaboutsImportIT {
     ExecutorService starters = Executors.newFixedThreadPool(4);
     List<Future<?>> running = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
-      Random own = new Random(seed + t);
+      Random own = new Random(random.seed() + t);
       running.add(
           starters.submit(
               () -> {
@@ -362,7 +347,7 @@ class WhereaboutsImportIT {
       Run first = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
       System.out.println("import: " + first.summary());
       assertThat(first.code()).as(first.out() + first.err()).isZero();
-      awaitReady(pool);
+      Cluster.awaitReady(client, pool);
       switchToKipam(nad, "green", pool);
       Run second = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
       System.out.println("import after the switch: " + second.summary());
@@ -486,17 +471,7 @@ class WhereaboutsImportIT {
             + "\",\"type\":\"macvlan\",\"ipam\":"
             + ipam
             + "}";
-    GenericKubernetesResource nad =
-        new GenericKubernetesResourceBuilder()
-            .withApiVersion("k8s.cni.cncf.io/v1")
-            .withKind("NetworkAttachmentDefinition")
-            .withNewMetadata()
-            .withNamespace(namespace)
-            .withName(name)
-            .endMetadata()
-            .addToAdditionalProperties("spec", Map.of("config", config))
-            .build();
-    client.resource(nad).create();
+    Whereabouts.createNad(client, namespace, name, config);
     return namespace + "/" + name;
   }
 
@@ -551,19 +526,6 @@ class WhereaboutsImportIT {
         .get();
   }
 
-  private void awaitReady(String pool) {
-    await("pool " + pool + " Ready")
-        .atMost(Duration.ofSeconds(90))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p != null
-                  && p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-            });
-  }
-
   private void printSlots(java.util.Collection<String> pools) {
     for (String pool : pools) {
       List<IPBlock> blocks = Cluster.blocks(client, pool);
@@ -616,7 +578,7 @@ class WhereaboutsImportIT {
   private Run kubectlKipam(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
     all.add("--kubeconfig");
-    all.add(controlPlane.adminKubeconfig().toString());
+    all.add(ControlPlane.shared().adminKubeconfig().toString());
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int code =

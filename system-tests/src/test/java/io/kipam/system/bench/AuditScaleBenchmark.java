@@ -10,7 +10,6 @@ import io.kipam.system.harness.ProcessCpu;
 import io.kipam.system.harness.SimulatedNodes;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,21 +46,15 @@ public class AuditScaleBenchmark {
 
   @Test
   public void measure() throws Exception {
-    int[] sizes =
-        Arrays.stream(System.getProperty("kipam.audit.sizes", "10000,50000,150000").split(","))
-            .map(String::trim)
-            .mapToInt(Integer::parseInt)
-            .toArray();
+    int[] sizes = Sizes.of("kipam.audit.sizes", "10000,50000,150000");
     long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
     System.out.printf(
         "audit at scale: sizes %s, seed %d (-Dkipam.seed= repeats it)%n",
         Arrays.toString(sizes), seed);
     int largest = Arrays.stream(sizes).max().orElseThrow();
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "audit-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("audit-bench")) {
+      KubernetesClient client = processes.client();
+      ControlPlane controlPlane = processes.controlPlane();
       OperatorProcess operator =
           processes
               .operator()

@@ -71,54 +71,51 @@ public final class BenchmarkCharts {
     System.out.printf("chart written to %s%n", file.toAbsolutePath().normalize());
   }
 
-  private static JFreeChart latencyCdf(List<Series> series) {
+  /**
+   * One XY series a run: its values sorted, the n-th (from 1) at x = the value (at least {@code
+   * floor}, for a log axis) and y = n, or n over the count when {@code asFraction}.
+   */
+  private static XYSeriesCollection sortedSeries(
+      List<Series> series,
+      java.util.function.Function<Series, List<Double>> values,
+      double floor,
+      boolean asFraction) {
     XYSeriesCollection data = new XYSeriesCollection();
     for (Series s : series) {
-      List<Double> sorted = new ArrayList<>(s.latenciesMs());
+      List<Double> sorted = new ArrayList<>(values.apply(s));
       Collections.sort(sorted);
-      XYSeries cdf = new XYSeries(s.name());
+      XYSeries xy = new XYSeries(s.name());
       for (int i = 0; i < sorted.size(); i++) {
-        cdf.add(Math.max(0.1, sorted.get(i)), (i + 1) / (double) sorted.size());
+        double n = i + 1;
+        xy.add(Math.max(floor, sorted.get(i)), asFraction ? n / sorted.size() : n);
       }
-      data.addSeries(cdf);
+      data.addSeries(xy);
     }
+    return data;
+  }
+
+  /**
+   * A line chart with a legend, its x axis logarithmic: {@code xLabel} ends in its unit in
+   * parentheses, to which ", log scale" is added.
+   */
+  private static JFreeChart logXChart(
+      String title, String xLabel, String yLabel, XYSeriesCollection data) {
     JFreeChart chart =
         ChartFactory.createXYLineChart(
-            "ADD latency, cumulative",
-            "latency (ms)",
-            "fraction of ADDs",
-            data,
-            PlotOrientation.VERTICAL,
-            true,
-            false,
-            false);
-    ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis("latency (ms, log scale)"));
+            title, xLabel, yLabel, data, PlotOrientation.VERTICAL, true, false, false);
+    String logXLabel = xLabel.substring(0, xLabel.length() - 1) + ", log scale)";
+    ((XYPlot) chart.getPlot()).setDomainAxis(new LogAxis(logXLabel));
     return chart;
   }
 
+  private static JFreeChart latencyCdf(List<Series> series) {
+    XYSeriesCollection data = sortedSeries(series, Series::latenciesMs, 0.1, true);
+    return logXChart("ADD latency, cumulative", "latency (ms)", "fraction of ADDs", data);
+  }
+
   private static JFreeChart completions(List<Series> series) {
-    XYSeriesCollection data = new XYSeriesCollection();
-    for (Series s : series) {
-      List<Double> sorted = new ArrayList<>(s.finishedAtSeconds());
-      Collections.sort(sorted);
-      XYSeries done = new XYSeries(s.name());
-      for (int i = 0; i < sorted.size(); i++) {
-        done.add(Math.max(0.001, sorted.get(i)), i + 1);
-      }
-      data.addSeries(done);
-    }
-    JFreeChart chart =
-        ChartFactory.createXYLineChart(
-            "ADDs completed over time (the slope is the throughput)",
-            "time since the phase started (s)",
-            "ADDs completed",
-            data,
-            PlotOrientation.VERTICAL,
-            true,
-            false,
-            false);
-    ((XYPlot) chart.getPlot())
-        .setDomainAxis(new LogAxis("time since the phase started (s, log scale)"));
-    return chart;
+    XYSeriesCollection data = sortedSeries(series, Series::finishedAtSeconds, 0.001, false);
+    String title = "ADDs completed over time (the slope is the throughput)";
+    return logXChart(title, "time since the phase started (s)", "ADDs completed", data);
   }
 }

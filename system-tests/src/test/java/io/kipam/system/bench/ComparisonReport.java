@@ -3,7 +3,6 @@ package io.kipam.system.bench;
 import io.kipam.system.harness.ApiRequestCounts;
 import io.kipam.system.harness.ProcessCpu;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Formatter;
 import java.util.List;
 import java.util.Map;
@@ -30,10 +29,7 @@ public final class ComparisonReport {
     }
 
     public double percentile(int p) {
-      List<Double> sorted = new ArrayList<>(latencies);
-      Collections.sort(sorted);
-      int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-      return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+      return Percentiles.of(latencies, p);
     }
 
     public int failed() {

@@ -1,7 +1,6 @@
 package io.kipam.system.bench;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.system.bench.ComparisonReport.Phase;
@@ -301,17 +300,7 @@ public class IpamComparisonBenchmark {
             + "\"range\":\"10.221.0.0/16\",\"node_slice_size\":\"/22\",\"configuration_path\":\""
             + settings
             + "\"}}";
-    GenericKubernetesResource nad =
-        new GenericKubernetesResourceBuilder()
-            .withApiVersion("k8s.cni.cncf.io/v1")
-            .withKind("NetworkAttachmentDefinition")
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace(WB_NAMESPACE)
-            .endMetadata()
-            .addToAdditionalProperties("spec", Map.of("config", config))
-            .build();
-    client.resource(nad).create();
+    Whereabouts.createNad(client, WB_NAMESPACE, name, config);
     Awaitility.await("whereabouts' node-slice controller gives each node a slice")
         .atMost(Duration.ofSeconds(60))
         .pollInterval(Duration.ofMillis(250))

@@ -117,15 +117,7 @@ public class KipamRoundsBenchmark {
                 String.format(
                     Locale.ROOT,
                     "%-6s %4d %5d %9.1f %9.1f %9.1f %7d %11.2f %16.2f%n",
-                    p.workload(),
-                    p.concurrency(),
-                    round,
-                    p.rate(),
-                    p.percentile(50),
-                    p.percentile(99),
-                    p.failed(),
-                    p.requestsByVerb().getOrDefault("POST", 0.0),
-                    daemonCpu(p))));
+                    columns(p, round))));
     out.append(
         String.format(
             "%nmedian of the rounds [lowest, highest]%n%-6s %4s %28s %28s %11s %28s%n",
@@ -188,19 +180,30 @@ public class KipamRoundsBenchmark {
     roundOf.forEach(
         (p, round) ->
             out.append(
-                String.format(
-                    Locale.ROOT,
-                    "%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t%.3f\t%.3f%n",
-                    label,
-                    p.workload(),
-                    p.concurrency(),
-                    round,
-                    p.rate(),
-                    p.percentile(50),
-                    p.percentile(99),
-                    p.failed(),
-                    p.requestsByVerb().getOrDefault("POST", 0.0),
-                    daemonCpu(p))));
+                label
+                    + "\t"
+                    + String.format(
+                        Locale.ROOT,
+                        "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%d\t%.3f\t%.3f%n",
+                        columns(p, round))));
     return out.toString();
+  }
+
+  /**
+   * A round's columns: workload, at, round, calls/s, p50 ms, p99 ms, failed, POSTs per allocation,
+   * daemon CPU ms per allocation.
+   */
+  private static Object[] columns(Phase p, int round) {
+    return new Object[] {
+      p.workload(),
+      p.concurrency(),
+      round,
+      p.rate(),
+      p.percentile(50),
+      p.percentile(99),
+      p.failed(),
+      p.requestsByVerb().getOrDefault("POST", 0.0),
+      daemonCpu(p)
+    };
   }
 }

@@ -40,13 +40,8 @@ public class LargePoolWritesBenchmark {
   private static final int NODES = 4;
   private static final int PODS_PER_NODE = 50;
 
-  private final ControlPlane controlPlane;
-  private final KubernetesClient client;
-
-  public LargePoolWritesBenchmark(ControlPlane controlPlane, KubernetesClient client) {
-    this.controlPlane = controlPlane;
-    this.client = client;
-  }
+  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = ControlPlane.shared().client();
 
   @Test
   public void measure() throws Exception {

@@ -41,13 +41,8 @@ public class NodeBenchmark {
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
   @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
-  private final KubernetesClient client;
-  private final ControlPlane controlPlane;
-
-  public NodeBenchmark(KubernetesClient client, ControlPlane controlPlane) {
-    this.client = client;
-    this.controlPlane = controlPlane;
-  }
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @Test
   public void measure() throws Exception {
@@ -174,6 +169,25 @@ public class NodeBenchmark {
       String command,
       java.util.function.Consumer<Map<String, String>> call)
       throws Exception {
+    podsInParallel(
+        pods,
+        rounds,
+        (pod, r) -> {
+          String name = pod.getMetadata().getName();
+          call.accept(
+              CniCall.env(
+                  command,
+                  "t-" + name + "-" + r,
+                  "eth0",
+                  namespace,
+                  name,
+                  pod.getMetadata().getUid()));
+        });
+  }
+
+  /** Rounds 0 to {@code rounds - 1} of {@code round}, one thread a pod, all pods at once. */
+  private static void podsInParallel(
+      List<Pod> pods, int rounds, java.util.function.ObjIntConsumer<Pod> round) throws Exception {
     ExecutorService threads = Executors.newFixedThreadPool(pods.size());
     List<Future<?>> work = new ArrayList<>();
     for (Pod pod : pods) {
@@ -181,15 +195,7 @@ public class NodeBenchmark {
           threads.submit(
               () -> {
                 for (int r = 0; r < rounds; r++) {
-                  String name = pod.getMetadata().getName();
-                  call.accept(
-                      CniCall.env(
-                          command,
-                          "t-" + name + "-" + r,
-                          "eth0",
-                          namespace,
-                          name,
-                          pod.getMetadata().getUid()));
+                  round.accept(pod, r);
                 }
                 return null;
               }));
@@ -226,33 +232,23 @@ public class NodeBenchmark {
       throws Exception {
     List<Double> adds = Collections.synchronizedList(new ArrayList<>());
     List<Double> dels = Collections.synchronizedList(new ArrayList<>());
-    ExecutorService threads = Executors.newFixedThreadPool(pods.size());
-    List<Future<?>> work = new ArrayList<>();
-    for (Pod pod : pods) {
-      work.add(
-          threads.submit(
-              () -> {
-                for (int r = 0; r < rounds; r++) {
-                  String cid = "c-" + pod.getMetadata().getName() + "-" + r;
-                  var env =
-                      CniCall.env(
-                          "ADD",
-                          cid,
-                          "eth0",
-                          namespace,
-                          pod.getMetadata().getName(),
-                          pod.getMetadata().getUid());
-                  adds.add(timed(kipam, env, config));
-                  env.put("CNI_COMMAND", "DEL");
-                  dels.add(timed(kipam, env, config));
-                }
-                return null;
-              }));
-    }
-    for (Future<?> f : work) {
-      f.get();
-    }
-    threads.shutdown();
+    podsInParallel(
+        pods,
+        rounds,
+        (pod, r) -> {
+          String cid = "c-" + pod.getMetadata().getName() + "-" + r;
+          var env =
+              CniCall.env(
+                  "ADD",
+                  cid,
+                  "eth0",
+                  namespace,
+                  pod.getMetadata().getName(),
+                  pod.getMetadata().getUid());
+          adds.add(timed(kipam, env, config));
+          env.put("CNI_COMMAND", "DEL");
+          dels.add(timed(kipam, env, config));
+        });
     return new Stats(adds, dels);
   }
 
@@ -315,9 +311,6 @@ public class NodeBenchmark {
   }
 
   private static double percentile(List<Double> values, int p) {
-    List<Double> sorted = new ArrayList<>(values);
-    Collections.sort(sorted);
-    int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+    return Percentiles.of(values, p);
   }
 }

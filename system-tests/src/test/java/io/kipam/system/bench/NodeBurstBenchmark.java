@@ -9,9 +9,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.SimulatedNodes;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -44,11 +42,8 @@ public class NodeBurstBenchmark {
     int count = Integer.getInteger("kipam.burst.nodes", 1000);
     long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
     System.out.printf("node burst: %d Nodes, seed %d (-Dkipam.seed= repeats it)%n", count, seed);
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "burst-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("burst-bench")) {
+      KubernetesClient client = processes.client();
       processes.leadingOperator(
           Map.of("KIPAM_AUDIT_SECONDS", "10", "KIPAM_ORPHAN_GRACE_SECONDS", "36000"),
           Duration.ofSeconds(60));

@@ -7,9 +7,7 @@ import io.kipam.system.harness.ApiRequestCounts;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
-import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,11 +39,8 @@ public class NodeCapacityBenchmark {
 
   @Test
   public void measure() throws Exception {
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "capacity-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("capacity-bench")) {
+      KubernetesClient client = processes.client();
       processes.leadingOperator(
           Map.of("KIPAM_CAPACITY_SECONDS", String.valueOf(INTERVAL_SECONDS)),
           Duration.ofSeconds(60));

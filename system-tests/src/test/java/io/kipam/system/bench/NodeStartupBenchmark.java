@@ -15,7 +15,6 @@ import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ImageTarball;
-import io.kipam.testing.KipamCrds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -199,11 +198,9 @@ public class NodeStartupBenchmark {
 
   @Test
   public void measure() throws Exception {
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "startup-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("startup-bench")) {
+      KubernetesClient client = processes.client();
+      ControlPlane controlPlane = processes.controlPlane();
       processes.leadingOperator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"), Duration.ofSeconds(60));
       String pool = Fixtures.uniqueName("bench");
       Cluster.poolOnItsNetworkReadiedByOperator(client, pool, Cluster.spec("10.214.0.0/22", 26, 0));

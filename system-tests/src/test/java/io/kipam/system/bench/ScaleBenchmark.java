@@ -15,7 +15,6 @@ import io.kipam.system.harness.ProcessCpu;
 import io.kipam.system.harness.SimulatedNodes;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,11 +66,7 @@ public class ScaleBenchmark {
 
   @Test
   public void measure() throws Exception {
-    int[] sizes =
-        Arrays.stream(System.getProperty("kipam.scale.nodes", "50,500,5000").split(","))
-            .map(String::trim)
-            .mapToInt(Integer::parseInt)
-            .toArray();
+    int[] sizes = Sizes.of("kipam.scale.nodes", "50,500,5000");
     Duration window = Duration.ofSeconds(Long.getLong("kipam.scale.windowSeconds", 60));
     double churn = Double.parseDouble(System.getProperty("kipam.scale.churn", "50"));
     long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
@@ -79,11 +74,9 @@ public class ScaleBenchmark {
         "scale: sizes %s, %d s windows, %.0f simulated ADD+DEL/s, seed %d (-Dkipam.seed= repeats"
             + " it)%n",
         Arrays.toString(sizes), window.toSeconds(), churn, seed);
-    try (ControlPlane controlPlane = ControlPlane.fresh();
-        KipamProcesses processes =
-            new KipamProcesses(controlPlane, controlPlane.client(), "scale-bench")) {
-      KubernetesClient client = controlPlane.client();
-      KipamCrds.install(client);
+    try (KipamProcesses processes = KipamProcesses.onFreshControlPlane("scale-bench")) {
+      KubernetesClient client = processes.client();
+      ControlPlane controlPlane = processes.controlPlane();
       // The simulated IPAddresses have no Pod: the audit would take them for orphans.
       processes.leadingOperator(Map.of("KIPAM_AUDIT_SECONDS", "36000"), Duration.ofSeconds(60));
       String pool = Fixtures.uniqueName("scale");

@@ -193,6 +193,17 @@ public final class ChurnAndSample implements AutoCloseable {
   }
 
   /**
+   * A test's end when its rigs are closed by others ({@link KipamProcesses}): {@link
+   * #closeAndCheck} of {@code meanwhile}, when it was started.
+   */
+  public static void check(String test, ChurnAndSample meanwhile, ChurnAndSample... others)
+      throws InterruptedException {
+    if (meanwhile != null) {
+      meanwhile.closeAndCheck(test, others);
+    }
+  }
+
+  /**
    * A test's end: {@link #closeAndCheck} of {@code meanwhile} (when it was started), then every rig
    * closed whatever the check found.
    */
@@ -200,9 +211,7 @@ public final class ChurnAndSample implements AutoCloseable {
       String test, List<NodeRig> rigs, ChurnAndSample meanwhile, ChurnAndSample... others)
       throws InterruptedException {
     try {
-      if (meanwhile != null) {
-        meanwhile.closeAndCheck(test, others);
-      }
+      check(test, meanwhile, others);
     } finally {
       for (NodeRig rig : rigs) {
         rig.close();

@@ -5,11 +5,17 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kipam.api.net.Cidr;
+import io.kipam.api.net.IpAddress;
+import io.kipam.api.net.ResourceNames;
+import io.kipam.api.v1alpha1.IPAddress;
+import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.api.v1alpha1.IPPoolStatus;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 /** Objects kipam-node tests need in the cluster. */
 public final class Cluster {
@@ -94,6 +100,24 @@ public final class Cluster {
     client.resource(pool).create();
   }
 
+  /**
+   * A pool of {@code cidr} in /28 blocks, no reuse delay, whose gateway is {@code gateway}, checked
+   * and made Ready by kipam-operator; its name, {@code prefix} made unique.
+   */
+  public static String poolWithGateway(
+      KubernetesClient client, String prefix, String cidr, String gateway) {
+    String name = io.kipam.testing.Fixtures.uniqueName(prefix);
+    IPPoolSpec spec = spec(cidr, 28, 0);
+    spec.setGateway(gateway);
+    poolReadiedByOperator(client, name, spec);
+    return name;
+  }
+
+  /** Waits until the pool {@code name} is Ready. */
+  public static void awaitReady(KubernetesClient client, String name) {
+    awaitReadyCondition(client, name, "True");
+  }
+
   private static void awaitReadyCondition(KubernetesClient client, String name, String status) {
     org.awaitility.Awaitility.await()
         .alias("pool " + name + " Ready=" + status)
@@ -126,6 +150,26 @@ public final class Cluster {
         .withLabel(io.kipam.api.ApiConstants.LABEL_POOL, pool)
         .list()
         .getItems();
+  }
+
+  /** The IPAddresses that name {@code pod} as their holder, in the pod's namespace. */
+  public static List<IPAddress> addressesOf(KubernetesClient client, Pod pod) {
+    return addressesOf(client, pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+  }
+
+  /** The IPAddresses in {@code namespace} that name the pod {@code pod} as their holder. */
+  public static List<IPAddress> addressesOf(KubernetesClient client, String namespace, String pod) {
+    List<IPAddress> inNamespace =
+        client.resources(IPAddress.class).inNamespace(namespace).list().getItems();
+    return inNamespace.stream().filter(a -> pod.equals(a.getSpec().getPod().getName())).toList();
+  }
+
+  /** The sub-claim of {@code pool} that holds exactly {@code ip}, if there is one. */
+  public static Optional<IPBlock> subClaimOf(KubernetesClient client, String pool, String ip) {
+    IpAddress address = IpAddress.parse(ip);
+    Cidr single = Cidr.of(address, address.family().bits());
+    return Optional.ofNullable(
+        client.resources(IPBlock.class).withName(ResourceNames.blockName(pool, single)).get());
   }
 
   /**
@@ -168,6 +212,33 @@ public final class Cluster {
   /** A pod bound to {@code node}; with no kubelet it never runs, but it owns its addresses. */
   public static Pod pod(KubernetesClient client, String namespace, String name, String node) {
     return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();
+  }
+
+  /**
+   * A controller reference to the core ({@code v1}) object {@code owner} of kind {@code kind}, as
+   * its controller would set it.
+   */
+  public static io.fabric8.kubernetes.api.model.OwnerReference controllerReference(
+      String kind, io.fabric8.kubernetes.api.model.ObjectMeta owner, boolean blockOwnerDeletion) {
+    return new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+        .withApiVersion("v1")
+        .withKind(kind)
+        .withName(owner.getName())
+        .withUid(owner.getUid())
+        .withController(true)
+        .withBlockOwnerDeletion(blockOwnerDeletion)
+        .build();
+  }
+
+  /** Creates the pod {@code namespace}/{@code name} on {@code node}, with {@code annotations}. */
+  public static Pod annotatedPod(
+      KubernetesClient client,
+      String namespace,
+      String name,
+      String node,
+      java.util.Map<String, String> annotations) {
+    Pod pod = podOn(name, node).editMetadata().withAnnotations(annotations).endMetadata().build();
+    return client.pods().inNamespace(namespace).resource(pod).create();
   }
 
   /** A Pod named {@code name} bound to {@code node}, to be given more before it is created. */

@@ -96,10 +96,33 @@ public final class CniCall {
    */
   public static Map<String, String> env(
       String command, String containerId, io.fabric8.kubernetes.api.model.Pod pod) {
+    return env(command, containerId, "eth0", pod);
+  }
+
+  /**
+   * As {@link #env(String, String, String, io.fabric8.kubernetes.api.model.Pod)}, asking for the
+   * address {@code ip} through {@code IP=} in CNI_ARGS unless it is null.
+   */
+  public static Map<String, String> env(
+      String command,
+      String containerId,
+      String ifName,
+      io.fabric8.kubernetes.api.model.Pod pod,
+      String ip) {
+    Map<String, String> env = env(command, containerId, ifName, pod);
+    if (ip != null) {
+      env.put("CNI_ARGS", env.get("CNI_ARGS") + ";IP=" + ip);
+    }
+    return env;
+  }
+
+  /** The variables of a call for {@code pod}'s interface {@code ifName}. */
+  public static Map<String, String> env(
+      String command, String containerId, String ifName, io.fabric8.kubernetes.api.model.Pod pod) {
     return env(
         command,
         containerId,
-        "eth0",
+        ifName,
         pod.getMetadata().getNamespace(),
         pod.getMetadata().getName(),
         pod.getMetadata().getUid());

@@ -49,6 +49,16 @@ public final class InstalledIdentities {
         "crd/ipaddresses.kipam.io");
   }
 
+  /**
+   * {@code operator} set to run as the installed operator: its kubeconfig ({@link #operator()}) and
+   * its lease in {@link #NAMESPACE}.
+   */
+  public OperatorProcess asInstalled(OperatorProcess operator) {
+    return operator
+        .withEnv("KUBECONFIG", operator().toString())
+        .withEnv("KIPAM_LEASE_NAMESPACE", NAMESPACE);
+  }
+
   /** A kubeconfig with kipam-operator's service account token. */
   public Path operator() {
     return kubeconfig("kipam-operator", token("kipam-operator"));

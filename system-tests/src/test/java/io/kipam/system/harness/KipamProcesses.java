@@ -33,6 +33,7 @@ public final class KipamProcesses implements AutoCloseable {
   private final String name;
   private final int namespaceCount;
   private final List<AutoCloseable> started = new ArrayList<>();
+  private boolean ownsControlPlane;
 
   /** {@code name} names the directory and prefixes the namespaces. */
   public KipamProcesses(ControlPlane controlPlane, KubernetesClient client, String name)
@@ -51,6 +52,34 @@ public final class KipamProcesses implements AutoCloseable {
   private KipamProcesses(String name, int namespaceCount) {
     this.name = name;
     this.namespaceCount = namespaceCount;
+  }
+
+  /**
+   * Processes on a control plane of their own ({@link ControlPlane#fresh}) with kipam's CRDs
+   * installed, for a benchmark that must not share the JVM's; {@link #close} stops the control
+   * plane after the processes.
+   */
+  public static KipamProcesses onFreshControlPlane(String name) throws Exception {
+    ControlPlane fresh = ControlPlane.fresh();
+    try {
+      io.kipam.testing.KipamCrds.install(fresh.client());
+      KipamProcesses processes = new KipamProcesses(fresh, fresh.client(), name);
+      processes.ownsControlPlane = true;
+      return processes;
+    } catch (Exception | Error e) {
+      fresh.close();
+      throw e;
+    }
+  }
+
+  /** The control plane the processes run against. */
+  public ControlPlane controlPlane() {
+    return controlPlane;
+  }
+
+  /** The admin's client of {@link #controlPlane}. */
+  public KubernetesClient client() {
+    return client;
   }
 
   /** Processes to be opened later ({@link SystemTest#processesOfEachTest}). */
@@ -134,9 +163,15 @@ public final class KipamProcesses implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    for (AutoCloseable c : started) {
-      c.close();
+    try {
+      for (AutoCloseable c : started) {
+        c.close();
+      }
+      started.clear();
+    } finally {
+      if (ownsControlPlane) {
+        controlPlane.close();
+      }
     }
-    started.clear();
   }
 }

@@ -63,6 +63,18 @@ public final class NodeRig implements AutoCloseable {
   }
 
   /**
+   * A node of its own, as a test class starts one for all its tests: its kipam-node on the admin's
+   * credentials, logging into a new temporary directory, its pods over three new namespaces
+   * prefixed {@code name}; ready ({@code pool} is any Ready pool).
+   */
+  public static NodeRig startAlone(KubernetesClient client, String name, String pool)
+      throws Exception {
+    ControlPlane controlPlane = ControlPlane.shared();
+    Path dir = java.nio.file.Files.createTempDirectory("kipam-" + name + "-it");
+    return start(controlPlane, client, dir, namespaces(client, name), pool, Map.of());
+  }
+
+  /**
    * As above, with the daemon's credentials from {@code kubeconfig}, asked once the Node is
    * registered (a token can be bound to the Node only once it exists).
    */

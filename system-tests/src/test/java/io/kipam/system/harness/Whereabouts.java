@@ -58,16 +58,29 @@ public final class Whereabouts {
    */
   public CniCall.Outcome call(
       String command, Pod pod, String containerId, String ifName, String config) {
-    Map<String, String> env =
-        CniCall.env(
-            command,
-            containerId,
-            ifName,
-            pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(),
-            pod.getMetadata().getUid());
+    Map<String, String> env = CniCall.env(command, containerId, ifName, pod);
     env.put("NODENAME", pod.getSpec().getNodeName());
     return CniCall.run(dir.resolve("whereabouts"), env, config);
+  }
+
+  /**
+   * Creates a NetworkAttachmentDefinition {@code namespace}/{@code name} whose CNI configuration is
+   * {@code config}, as Multus reads it.
+   */
+  public static void createNad(
+      KubernetesClient client, String namespace, String name, String config) {
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                .withApiVersion("k8s.cni.cncf.io/v1")
+                .withKind("NetworkAttachmentDefinition")
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(name)
+                .endMetadata()
+                .addToAdditionalProperties("spec", Map.of("config", config))
+                .build())
+        .create();
   }
 
   /** Builds whereabouts (or reuses an earlier build) and returns its directory. */

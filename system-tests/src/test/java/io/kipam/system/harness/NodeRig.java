@@ -173,8 +173,9 @@ public final class NodeRig implements AutoCloseable {
 
   /**
    * ADD for pod {@code i}. A pool made Ready a moment ago may not have reached the daemon's pool
-   * watch yet (code 101, "not Ready"): that answer is retried for a few seconds, as a runtime
-   * retries a failed sandbox.
+   * watch yet (code 101, "not Ready"): that answer alone is tried again, for up to {@link
+   * #POOL_NOT_READY_WITHIN}, as a runtime retries a failed sandbox; the last answer is returned,
+   * and every answer is counted in {@link #retries}.
    */
   public CniCall.Outcome add(String pool, int i) {
     return add(List.of(pool), i);
@@ -182,16 +183,21 @@ public final class NodeRig implements AutoCloseable {
 
   /** ADD for pod {@code i} with one address from each of {@code pools}, as {@link #add}. */
   public CniCall.Outcome add(List<String> pools, int i) {
-    return org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
-        .pollDelay(java.time.Duration.ZERO)
-        .pollInterval(java.time.Duration.ofMillis(200))
-        .until(
-            () -> call("ADD", pools, i),
-            o ->
-                o.ok()
-                    || !(o.stdout().contains("\"code\":101")
-                        && o.stdout().contains("is not Ready")));
+    try {
+      return retries.call(
+          () -> call("ADD", pools, i), NodeRig::poolNotReadyYet, POOL_NOT_READY_WITHIN);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while trying an ADD again", e);
+    }
+  }
+
+  /** How long {@link #add} tries again while the daemon has not yet seen a pool Ready. */
+  static final java.time.Duration POOL_NOT_READY_WITHIN = java.time.Duration.ofSeconds(10);
+
+  /** The daemon's answer for a pool whose Ready has not reached its watch yet. */
+  static boolean poolNotReadyYet(CniCall.Outcome outcome) {
+    return RuntimeRetries.code(outcome) == 101 && outcome.stdout().contains("is not Ready");
   }
 
   /**
@@ -210,7 +216,10 @@ public final class NodeRig implements AutoCloseable {
   public CniCall.Outcome addRetried(
       List<String> pools, int i, java.time.Duration within, java.util.Set<Integer> retried)
       throws InterruptedException {
-    return retries.call(() -> add(pools, i), retried, within);
+    return retries.call(
+        () -> call("ADD", pools, i),
+        outcome -> retried.contains(RuntimeRetries.code(outcome)) || poolNotReadyYet(outcome),
+        within);
   }
 
   /** This rig's answers to {@link #addRetried}, by code, the ones tried again included. */

@@ -52,9 +52,21 @@ public final class RuntimeRetries {
    */
   public CniCall.Outcome call(Supplier<CniCall.Outcome> call, Set<Integer> retried, Duration within)
       throws InterruptedException {
+    return call(call, outcome -> retried.contains(code(outcome)), within);
+  }
+
+  /**
+   * As {@link #call(Supplier, Set, Duration)}, tried again while {@code retried} holds for the
+   * failed answer (a code and its message); returns the last answer, retried or not.
+   */
+  public CniCall.Outcome call(
+      Supplier<CniCall.Outcome> call,
+      java.util.function.Predicate<CniCall.Outcome> retried,
+      Duration within)
+      throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     CniCall.Outcome outcome = counted(call.get());
-    while (!outcome.ok() && retried.contains(code(outcome)) && System.nanoTime() < deadline) {
+    while (!outcome.ok() && retried.test(outcome) && System.nanoTime() < deadline) {
       Thread.sleep(backOff.toMillis());
       outcome = counted(call.get());
     }

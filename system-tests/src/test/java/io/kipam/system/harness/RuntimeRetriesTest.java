@@ -50,6 +50,31 @@ class RuntimeRetriesTest {
     assertThat(retries.seen()).isEqualTo(Map.of(0, 1, 100, 1));
   }
 
+  /**
+   * What {@code NodeRig.add} did before with a pool the daemon never sees Ready: it tried again on
+   * 101 uncounted and, at its deadline, threw instead of answering. Now the 101 is the answer, and
+   * every one on the way is counted; an ADD refused for another reason under 101 is not retried.
+   */
+  @Test
+  void aPoolThatStaysNotReadyIsTheAnswerAndEveryTryIsCounted() throws Exception {
+    RuntimeRetries retries = new RuntimeRetries(Duration.ZERO);
+    CniCall.Outcome notReady =
+        new CniCall.Outcome(1, "{\"code\":101,\"msg\":\"pool p is not Ready: no status yet\"}");
+
+    CniCall.Outcome outcome =
+        retries.call(() -> notReady, NodeRig::poolNotReadyYet, Duration.ofMillis(50));
+
+    assertThat(RuntimeRetries.code(outcome)).isEqualTo(101);
+    assertThat(retries.seen(101)).isGreaterThan(1);
+    assertThat(retries.seen()).containsOnlyKeys(101);
+
+    RuntimeRetries once = new RuntimeRetries(Duration.ZERO);
+    CniCall.Outcome otherwise =
+        new CniCall.Outcome(1, "{\"code\":101,\"msg\":\"pool p does not exist\"}");
+    once.call(() -> otherwise, NodeRig::poolNotReadyYet, LONG_ENOUGH);
+    assertThat(once.seen()).isEqualTo(Map.of(101, 1));
+  }
+
   @Test
   void theAnswerIsTheFirstNotRetriedAndEveryAnswerIsCounted() throws Exception {
     long seed = Long.getLong("kipam.seed", System.nanoTime());

@@ -87,13 +87,13 @@ class BlockLifecycleWithPlayedDaemonIT {
         .draw();
   }
 
-  /** An operator with {@code settings} and a family's {@code timers} over them. */
-  private Duration startOperator(
-      Map<String, String> settings,
-      Map<String, String> timers,
-      Function<OperatorSettings, Duration> timer)
-      throws Exception {
-    Map<String, String> all = new HashMap<>(settings);
+  /**
+   * An operator that asks for no idle block (an hour's delay), with a family's {@code timers}:
+   * returns the {@code timer} it runs with.
+   */
+  private Duration startOperatorNeverIdle(
+      Map<String, String> timers, Function<OperatorSettings, Duration> timer) throws Exception {
+    Map<String, String> all = new HashMap<>(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
     all.putAll(timers);
     startOperator(all);
     return timer.apply(RunningOperator.settings(controlPlane, all));
@@ -190,11 +190,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   @MethodSource("releaseRetry")
   void aBlockDeletedByHandWithALiveAddressStaysUntilItsNodeGivesItBack(
       Map<String, String> releaseRetry) throws Exception {
-    Duration retry =
-        startOperator(
-            Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"),
-            releaseRetry,
-            OperatorSettings::releaseRetryDelay);
+    Duration retry = startOperatorNeverIdle(releaseRetry, OperatorSettings::releaseRetryDelay);
     IPPool pool = pool("by-hand");
     IPBlock block = kipam.claimBlock(pool, cidr(pool, 1), node);
     String name = block.getMetadata().getName();
@@ -308,11 +304,7 @@ class BlockLifecycleWithPlayedDaemonIT {
   @MethodSource("nodeGoneGrace")
   void aBlockOfADeletedNodeIsClosedAtOnceAndTakenBackOnlyAfterTheGracePeriod(
       Map<String, String> nodeGoneGrace) throws Exception {
-    Duration grace =
-        startOperator(
-            Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"),
-            nodeGoneGrace,
-            OperatorSettings::nodeGoneGrace);
+    Duration grace = startOperatorNeverIdle(nodeGoneGrace, OperatorSettings::nodeGoneGrace);
     IPPool pool = pool("node-gone");
     String name = reportedEmpty(pool, 4);
 

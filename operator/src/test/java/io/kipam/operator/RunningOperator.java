@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
+import io.kipam.testing.ProductDefaults;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -72,14 +73,7 @@ final class RunningOperator implements AutoCloseable {
   private static Map<String, String> environment(
       ControlPlane controlPlane, Map<String, String> overrides) {
     Map<String, String> env = environment(controlPlane);
-    overrides.forEach(
-        (name, value) -> {
-          if (value == null) {
-            env.remove(name);
-          } else {
-            env.put(name, value);
-          }
-        });
+    ProductDefaults.overlay(env, overrides);
     return env;
   }
 

@@ -24,4 +24,19 @@ public final class ProductDefaults {
     }
     return Collections.unmodifiableMap(unset);
   }
+
+  /**
+   * Puts {@code overrides} into {@code env}, a setting mapped to {@code null} (see {@link #of})
+   * removed from it instead, so that the process started with {@code env} reads its own default.
+   */
+  public static void overlay(Map<String, String> env, Map<String, String> overrides) {
+    overrides.forEach(
+        (name, value) -> {
+          if (value == null) {
+            env.remove(name);
+          } else {
+            env.put(name, value);
+          }
+        });
+  }
 }

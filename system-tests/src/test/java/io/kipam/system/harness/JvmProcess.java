@@ -214,14 +214,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
    */
   public Map<String, String> settingsEnvironment() {
     Map<String, String> settings = new HashMap<>(environment());
-    env.forEach(
-        (name, value) -> {
-          if (value == null) {
-            settings.remove(name);
-          } else {
-            settings.put(name, value);
-          }
-        });
+    io.kipam.testing.ProductDefaults.overlay(settings, env);
     return settings;
   }
 
@@ -322,14 +315,7 @@ public abstract class JvmProcess<T extends JvmProcess<T>> implements AutoCloseab
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().putAll(base);
     builder.environment().putAll(environment());
-    env.forEach(
-        (name, value) -> {
-          if (value == null) {
-            builder.environment().remove(name);
-          } else {
-            builder.environment().put(name, value);
-          }
-        });
+    io.kipam.testing.ProductDefaults.overlay(builder.environment(), env);
     startedAt = System.nanoTime();
     process =
         builder

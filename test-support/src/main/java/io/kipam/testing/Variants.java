@@ -3,7 +3,7 @@ package io.kipam.testing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Named;
 
@@ -101,7 +101,8 @@ public final class Variants {
         case "defaults" -> List.of(every.get(every.size() - 1));
         case "shortened" -> shortened;
         case "drawn" ->
-            List.of(every.get(new Random(seed * 31 + name.hashCode()).nextInt(every.size())));
+            List.of(
+                every.get(new SplittableRandom(seed * 31 + name.hashCode()).nextInt(every.size())));
         default ->
             throw new IllegalArgumentException(
                 "-Dkipam.variants="

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The paths where a block could leave its node with a live address, or stay closed for good, with
  * the real halves on both sides: kipam-operator as its own process and kipam-node processes driven
  * through the installed executable, pods spread over three namespaces. Each test asserts on API
- * objects and CNI results.
+ * objects and CNI results. A round that no operator comes back to is {@link ReleaseAbandonIT}'s.
  */
 class BlockLifecycleIT {
 
@@ -176,33 +176,6 @@ class BlockLifecycleIT {
         .satisfiesAnyOf(
             blk -> assertThat(blk).isNull(),
             blk -> assertThat(blk.getSpec().getNode()).isEqualTo(b.node));
-  }
-
-  @Test
-  void aRoundWhoseOperatorNeverComesBackIsTakenBackByTheDaemon() throws Exception {
-    // The operator makes the pool Ready, then is gone for good (SIGKILL, never restarted).
-    OperatorProcess operator = operator(Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3600"));
-    // One block: while it is closed, this node has nothing to allocate from.
-    String pool = pool(subnet() + ".0/28", 28, 0);
-    NodeRig a = node(pool);
-    String ip = a.add(pool, 0).ip();
-    String name = a.blockOf(pool, ip).orElseThrow().getMetadata().getName();
-    assertThat(a.del(pool, 0).ok()).isTrue();
-    operator.kill();
-
-    // A round only an operator writes, written here: the one nobody comes back to.
-    played.request(name);
-    await().atMost(WITHIN).until(() -> played.state(name) == ReleaseState.Ready);
-    CniCall.Outcome closed = a.add(pool, 1);
-    assertThat(closed.ok()).as("closed while Ready: %s", closed.stdout()).isFalse();
-
-    await()
-        .atMost(WITHIN)
-        .alias("the daemon takes its answer back (log " + a.daemon.log + ")")
-        .until(() -> played.state(name) == ReleaseState.Refused);
-    assertThat(block(name).getStatus().getRelease().getReason())
-        .contains("did not act on the Ready answer");
-    assertThat(inBlock(block(name), a.add(pool, 2).ip())).as("open again").isTrue();
   }
 
   @Test

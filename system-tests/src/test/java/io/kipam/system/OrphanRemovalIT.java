@@ -9,31 +9,38 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
+import io.kipam.operator.OperatorSettings;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
+import io.kipam.system.harness.TimerFamilies;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Orphaned IPAddresses that real kipam-node daemons wrote are removed, each way an address can be
- * left behind, with kipam-operator as its own process (audit every 2 s, grace 3 s) on a control
- * plane of the test's own whose kube-controller-manager runs without the garbage collector, as in a
- * cluster where garbage collection stopped. The audit is split by who already knows (design §6):
+ * left behind, with kipam-operator as its own process on a control plane of the test's own whose
+ * kube-controller-manager runs without the garbage collector, as in a cluster where garbage
+ * collection stopped. The audit is split by who already knows (design §6):
  *
  * <ul>
  *   <li>the Pod was deleted and nothing collected its address: the node's own daemon finds it (its
- *       pod watch no longer shows the pod, a fresh read confirms it, grace 3 s here) and releases
- *       it with an {@code OrphanReleased} Event;
+ *       pod watch no longer shows the pod, a fresh read confirms it, after its orphan grace) and
+ *       releases it with an {@code OrphanReleased} Event;
  *   <li>its block was deleted by hand, its finalizer taken off: kipam-operator's audit deletes it
  *       ({@code OrphanRemoved}), and it stays Terminating ({@code AttachmentKept}) while its pod
  *       exists, going when the pod is deleted;
@@ -45,42 +52,66 @@ import org.junit.jupiter.api.Test;
  * lives, is the garbage collector's to find (stopped here): neither the audit, which reads no Pods
  * for a live Node, nor the daemon, which sees its pod, touches it. The live addresses of pods in
  * three namespaces all stay.
+ *
+ * <p>Both audits' timers are the family "orphan audits" ({@link TimerFamilies#orphanAudits}):
+ * shortened (kipam-operator's pause 2 s and grace 3 s, kipam-node's grace 3 s), or at the product's
+ * defaults (5 min, 10 min and 1 min: a quarter of an hour's wait). The control plane is the class's
+ * own, so the class runs beside the rest of the suite (docs/development.md, "Waiting beside the
+ * suite").
  */
+@Execution(ExecutionMode.CONCURRENT)
 class OrphanRemovalIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
-  private static final Map<String, String> DAEMON =
-      Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1", "KIPAM_ORPHAN_GRACE_SECONDS", "3");
+  private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
 
   private static ControlPlane controlPlane;
   private static KubernetesClient client;
-  private static KipamProcesses processes;
+  private static int subnets;
+  private static Duration nodeWithin;
+  private static Duration operatorWithin;
+  private KipamProcesses processes;
 
   @BeforeAll
   static void startCluster() throws Exception {
     controlPlane = ControlPlane.fresh(List.of("garbage-collector-controller"));
     client = controlPlane.client();
     KipamCrds.install(client);
-    processes = new KipamProcesses(controlPlane, client, "orphan");
-    processes.leadingOperator(
-        Map.of(
-            "KIPAM_AUDIT_SECONDS", "2",
-            "KIPAM_ORPHAN_GRACE_SECONDS", "3",
-            "KIPAM_AUDIT_PAGE_SIZE", "3"),
-        WITHIN);
+  }
+
+  @AfterEach
+  void stopProcesses() throws Exception {
+    Close.all(processes);
   }
 
   @AfterAll
   static void stopCluster() throws Exception {
-    Close.all(processes, controlPlane);
+    Close.all(controlPlane);
   }
 
-  @Test
-  void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs() throws Exception {
-    String pool = Cluster.readiedPool(client, "orphan", Cluster.spec("10.214.0.0/24", 28, 0));
-    NodeRig live = processes.node(pool, DAEMON);
-    NodeRig handBlock = processes.node(pool, DAEMON);
-    NodeRig doomed = processes.node(pool, DAEMON);
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#orphanAudits")
+  @Execution(ExecutionMode.SAME_THREAD)
+  void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs(TimerFamilies.OrphanAudits audits)
+      throws Exception {
+    processes = new KipamProcesses(controlPlane, client, "orphan");
+    Map<String, String> operatorEnv = new HashMap<>(Map.of("KIPAM_AUDIT_PAGE_SIZE", "3"));
+    operatorEnv.putAll(audits.operator());
+    OperatorSettings operator = processes.leadingOperator(operatorEnv, WITHIN).settings();
+    // An orphan is first seen up to a pause after it appears, and removed at the first pass at
+    // least the grace after that; the node reads a pod at most once a grace.
+    operatorWithin =
+        operator.auditInterval().multipliedBy(2).plus(operator.orphanGrace()).plus(WITHIN);
+    Map<String, String> daemon = TimerFamilies.over(DAEMON, audits.daemon());
+    String pool =
+        Cluster.readiedPool(client, "orphan", Cluster.spec("10.214." + subnets++ + ".0/24", 28, 0));
+    NodeRig live = processes.node(pool, daemon);
+    NodeRig handBlock = processes.node(pool, daemon);
+    NodeRig doomed = processes.node(pool, daemon);
+    nodeWithin = live.daemon.settings().orphanGrace().multipliedBy(2).plus(WITHIN);
+    System.out.printf(
+        "kipam-operator: audit pause %s, orphan grace %s; kipam-node: orphan grace %s%n",
+        operator.auditInterval(), operator.orphanGrace(), live.daemon.settings().orphanGrace());
     for (int i = 0; i < 6; i++) {
       assertThat(live.add(pool, i).ok()).isTrue();
     }
@@ -169,7 +200,8 @@ class OrphanRemovalIT {
     String namespace = address.getMetadata().getNamespace();
     String name = address.getMetadata().getName();
     await()
-        .atMost(WITHIN)
+        .atMost(operatorWithin)
+        .pollInterval(Duration.ofSeconds(1))
         .untilAsserted(
             () -> {
               assertThat(events(namespace, name))
@@ -184,15 +216,16 @@ class OrphanRemovalIT {
         "%s/%s (%s) deleted as an orphan (%s) and kept while its pod exists%n",
         namespace, name, address.getSpec().getIp(), why);
     rig.deletePod(i);
-    awaitGone(namespace, name, " gone with its pod");
+    awaitGone(namespace, name, " gone with its pod", WITHIN);
   }
 
   /**
    * Waits until the IPAddress {@code namespace}/{@code name} is gone; {@code what} ends the alias.
    */
-  private static void awaitGone(String namespace, String name, String what) {
+  private static void awaitGone(String namespace, String name, String what, Duration within) {
     await()
-        .atMost(WITHIN)
+        .atMost(within)
+        .pollInterval(Duration.ofMillis(500))
         .alias(namespace + "/" + name + what)
         .until(
             () ->
@@ -202,20 +235,21 @@ class OrphanRemovalIT {
 
   /** {@code address} is released by its node's daemon, with an Event naming {@code why}. */
   private static void expectReleasedByItsNode(IPAddress address, String why) {
-    expectGone(address, "OrphanReleased", why, "its node released");
+    expectGone(address, "OrphanReleased", why, "its node released", nodeWithin);
   }
 
   /** {@code address} is removed by kipam-operator's audit, with an Event naming {@code why}. */
   private static void expectRemoved(IPAddress address, String why) {
-    expectGone(address, "OrphanRemoved", why, "removed");
+    expectGone(address, "OrphanRemoved", why, "removed", operatorWithin);
   }
 
   /** {@code address} goes, and an Event {@code reason} whose message names {@code why} says so. */
-  private static void expectGone(IPAddress address, String reason, String why, String verb) {
+  private static void expectGone(
+      IPAddress address, String reason, String why, String verb, Duration within) {
     String namespace = address.getMetadata().getNamespace();
     String name = address.getMetadata().getName();
     long start = System.nanoTime();
-    awaitGone(namespace, name, " gone");
+    awaitGone(namespace, name, " gone", within);
     await()
         .atMost(WITHIN)
         .untilAsserted(

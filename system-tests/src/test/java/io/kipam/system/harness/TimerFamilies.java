@@ -2,6 +2,7 @@ package io.kipam.system.harness;
 
 import io.kipam.testing.ProductDefaults;
 import io.kipam.testing.Variants;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Named;
@@ -21,7 +22,7 @@ public final class TimerFamilies {
       String name, String shortened, Map<String, String> values) {
     return Variants.<Map<String, String>>family(name)
         .shortened(shortened, values)
-        .defaults(ProductDefaults.of(values.keySet().toArray(String[]::new)))
+        .defaults(unset(values))
         .draw();
   }
 
@@ -60,5 +61,50 @@ public final class TimerFamilies {
    */
   public static Stream<Named<Map<String, String>>> recheck() {
     return family("kipam-operator recheck", "recheck 1 s", Map.of("KIPAM_RECHECK_SECONDS", "1"));
+  }
+
+  /**
+   * How long a node keeps a block closed after its Ready answer when kipam-operator does not come
+   * back to the round: 6 s, and the default.
+   */
+  public static Stream<Named<Map<String, String>>> releaseAbandon() {
+    return family(
+        "kipam-node release abandon",
+        "abandon after 6 s",
+        Map.of("KIPAM_RELEASE_ABANDON_SECONDS", "6"));
+  }
+
+  /**
+   * The timers of the two audits of orphaned IPAddresses, one variant for both: kipam-operator's
+   * ({@code operator}: its pause between passes and its orphan grace) and kipam-node's own ({@code
+   * daemon}: its orphan grace).
+   */
+  public record OrphanAudits(Map<String, String> operator, Map<String, String> daemon) {}
+
+  /** Both audits shortened (operator every 2 s, grace 3 s; node grace 3 s), and at the defaults. */
+  public static Stream<Named<OrphanAudits>> orphanAudits() {
+    Map<String, String> operator =
+        Map.of("KIPAM_AUDIT_SECONDS", "2", "KIPAM_ORPHAN_GRACE_SECONDS", "3");
+    Map<String, String> daemon = Map.of("KIPAM_ORPHAN_GRACE_SECONDS", "3");
+    return Variants.<OrphanAudits>family("orphan audits")
+        .shortened(
+            "kipam-operator audit every 2 s, grace 3 s; kipam-node grace 3 s",
+            new OrphanAudits(operator, daemon))
+        .defaults(new OrphanAudits(unset(operator), unset(daemon)))
+        .draw();
+  }
+
+  private static Map<String, String> unset(Map<String, String> values) {
+    return ProductDefaults.of(values.keySet().toArray(String[]::new));
+  }
+
+  /**
+   * {@code base} with a family's {@code variant} over it; a setting the variant unsets stays mapped
+   * to {@code null}, so that the process started with the result reads its default.
+   */
+  public static Map<String, String> over(Map<String, String> base, Map<String, String> variant) {
+    Map<String, String> env = new HashMap<>(base);
+    env.putAll(variant);
+    return env;
   }
 }

@@ -4,18 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.HandWrittenAddresses;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
@@ -571,27 +569,15 @@ class AttachmentLifecycleIT {
     var address = io.kipam.api.net.IpAddress.parse(ip);
     var block =
         io.kipam.api.net.Cidr.parse(rig.blockOf(pool, ip).orElseThrow().getSpec().getCidr());
-    IPAddress object = new IPAddress();
-    object.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, address))
-            .withNamespace(namespace)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, pool,
-                    ApiConstants.LABEL_NODE, other,
-                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)))
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(pool);
-    spec.setBlock(ResourceNames.blockName(pool, block));
-    spec.setNode(other);
-    spec.setNetwork("kipam-test");
-    spec.setPod(new PodReference("elsewhere", UUID.randomUUID().toString()));
-    spec.setContainerID("elsewhere-" + ip);
-    spec.setInterfaceName("eth0");
-    object.setSpec(spec);
-    return object;
+    return HandWrittenAddresses.of(
+        HandWrittenAddresses.meta(namespace, pool, address, other, block),
+        HandWrittenAddresses.spec(
+            pool,
+            address,
+            block,
+            other,
+            "kipam-test",
+            new PodReference("elsewhere", UUID.randomUUID().toString()),
+            "elsewhere-" + ip));
   }
 }

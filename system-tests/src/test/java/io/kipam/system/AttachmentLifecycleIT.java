@@ -535,12 +535,7 @@ class AttachmentLifecycleIT {
   }
 
   private void phase(Pod pod, String phase) {
-    Pod fresh =
-        client
-            .pods()
-            .inNamespace(pod.getMetadata().getNamespace())
-            .withName(pod.getMetadata().getName())
-            .get();
+    Pod fresh = Cluster.current(client, pod);
     fresh.setStatus(new PodStatusBuilder(fresh.getStatus()).withPhase(phase).build());
     client.resource(fresh).updateStatus();
   }

@@ -215,12 +215,7 @@ class NodeCapacityIT {
   }
 
   private static String nodeOf(Pod pod) {
-    Pod now =
-        client
-            .pods()
-            .inNamespace(pod.getMetadata().getNamespace())
-            .withName(pod.getMetadata().getName())
-            .get();
+    Pod now = Cluster.current(client, pod);
     return now == null ? null : now.getSpec().getNodeName();
   }
 

@@ -209,6 +209,15 @@ public final class Cluster {
     return spec;
   }
 
+  /** {@code pod} as the API server has it now; null once it is gone. */
+  public static Pod current(KubernetesClient client, Pod pod) {
+    return client
+        .pods()
+        .inNamespace(pod.getMetadata().getNamespace())
+        .withName(pod.getMetadata().getName())
+        .get();
+  }
+
   /** A pod bound to {@code node}; with no kubelet it never runs, but it owns its addresses. */
   public static Pod pod(KubernetesClient client, String namespace, String name, String node) {
     return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();

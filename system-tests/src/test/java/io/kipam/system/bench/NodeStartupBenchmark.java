@@ -103,8 +103,9 @@ public class NodeStartupBenchmark {
     long start = System.nanoTime();
     List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
     int failed =
-        striped(
-            PODS,
+        servedOverTime(
+            start,
+            served,
             i -> {
               ComparedIpam.Attempt attempt = whereabouts.add(rig.pod(i), "wb-" + i);
               while (!attempt.ok() && System.nanoTime() - start < 120e9) {
@@ -112,7 +113,6 @@ public class NodeStartupBenchmark {
                 sleep(100);
                 attempt = whereabouts.add(rig.pod(i), "wb-" + i);
               }
-              served.add((System.nanoTime() - start) / 1e9);
               return attempt.ok();
             });
     CURVES.put("whereabouts (from its first ADD)", served);
@@ -501,18 +501,26 @@ public class NodeStartupBenchmark {
     ProcessCpu.Snapshot before = cpu.snapshot();
     long start = System.nanoTime();
     List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
-    int failed =
-        striped(
-            PODS,
-            i -> {
-              boolean ok = rig.add(pool, i).ok();
-              served.add((System.nanoTime() - start) / 1e9);
-              return ok;
-            });
+    int failed = servedOverTime(start, served, i -> rig.add(pool, i).ok());
     CURVES.putIfAbsent("warm (from its first ADD)", served);
     double seconds = (System.nanoTime() - start) / 1e9;
     double cpuSeconds = cpu.since(before, seconds).seconds().get("kipam-node");
     return new Phase(PODS / seconds, cpuSeconds / PODS * 1e3, seconds, failed);
+  }
+
+  /**
+   * The first {@link #PODS} calls, {@link #striped}; when each ended, in seconds since {@code
+   * start}, is added to {@code served}. How many calls answered false.
+   */
+  private static int servedOverTime(long start, List<Double> served, IntPredicate call)
+      throws Exception {
+    return striped(
+        PODS,
+        i -> {
+          boolean ok = call.test(i);
+          served.add((System.nanoTime() - start) / 1e9);
+          return ok;
+        });
   }
 
   /**

@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import org.awaitility.Awaitility;
 
 /**
@@ -164,16 +163,13 @@ public final class RealNodeQuickstart {
   /** Waits until the pool's status counts {@code allocated} addresses. */
   private void awaitAllocated(String pool, long allocated) {
     steps.step("waiting for pool " + pool + " to count " + allocated + " addresses");
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p.getStatus() != null
-                  && p.getStatus().getAllocated() != null
-                  && p.getStatus().getAllocated() == allocated;
-            });
+    DemoSteps.awaitCount(STEP_TIMEOUT, () -> allocatedOf(pool), allocated);
+  }
+
+  /** The addresses the pool's status counts; null before it counts any. */
+  private Long allocatedOf(String pool) {
+    IPPool p = client.resources(IPPool.class).withName(pool).get();
+    return p.getStatus() == null ? null : p.getStatus().getAllocated();
   }
 
   /**
@@ -201,11 +197,7 @@ public final class RealNodeQuickstart {
   }
 
   private void stayUp() throws InterruptedException {
-    steps.step("staying up");
-    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
-    System.out.println("  export KUBECONFIG=" + node.kubeconfig());
-    System.out.println("  " + node.controlPlane().binary("kubectl") + " get pods -A -o wide");
-    new CountDownLatch(1).await();
+    steps.stayUp(node.kubeconfig(), node.controlPlane().binary("kubectl") + " get pods -A -o wide");
   }
 
   /** Stops the node (its pods first, so their addresses go through CNI DEL) and kipam's dirs. */

@@ -1,5 +1,11 @@
 package io.kipam.testing;
 
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Supplier;
+import org.awaitility.Awaitility;
+
 /**
  * The steps of a demo the README runs ({@code ./kipam-demo}): the step under way, a progress line
  * with the seconds since the script began, and the exit code, with one line naming the step that
@@ -46,6 +52,26 @@ public final class DemoSteps {
           "kipam-demo: FAILED while " + step + ": " + firstLine(e) + " (" + logs + ")");
       return 1;
     }
+  }
+
+  /** Waits, polling every 500 ms, until {@code count} is {@code expected}; null counts as none. */
+  public static void awaitCount(Duration within, Supplier<Long> count, long expected) {
+    Awaitility.await()
+        .atMost(within)
+        .pollInterval(Duration.ofMillis(500))
+        .until(() -> Objects.equals(count.get(), expected));
+  }
+
+  /**
+   * Keeps the cluster up until Ctrl-C, after saying how to explore it: {@code kubeconfig} and a
+   * first command.
+   */
+  public void stayUp(Object kubeconfig, String firstCommand) throws InterruptedException {
+    step("staying up");
+    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
+    System.out.println("  export KUBECONFIG=" + kubeconfig);
+    System.out.println("  " + firstCommand);
+    new CountDownLatch(1).await();
   }
 
   /** The first line of {@code e}'s message, or its class's name when it has none. */

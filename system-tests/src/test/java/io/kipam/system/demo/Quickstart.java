@@ -25,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.awaitility.Awaitility;
 
 /**
@@ -287,16 +286,13 @@ public final class Quickstart {
 
   /** Waits until the pool's status counts {@code allocated} addresses (the daemons report them). */
   private void awaitAllocated(String pool, long allocated) {
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p.getStatus() != null
-                  && p.getStatus().getAllocated() != null
-                  && p.getStatus().getAllocated() == allocated;
-            });
+    DemoSteps.awaitCount(STEP_TIMEOUT, () -> allocatedOf(pool), allocated);
+  }
+
+  /** The addresses the pool's status counts; null before it counts any. */
+  private Long allocatedOf(String pool) {
+    IPPool p = client.resources(IPPool.class).withName(pool).get();
+    return p.getStatus() == null ? null : p.getStatus().getAllocated();
   }
 
   private List<IPAddress> addresses() {
@@ -329,11 +325,9 @@ public final class Quickstart {
   }
 
   private void stayUp() throws InterruptedException {
-    steps.step("staying up");
-    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
-    System.out.println("  export KUBECONFIG=" + controlPlane.adminKubeconfig());
-    System.out.println("  " + controlPlane.binary("kubectl") + " get ipaddresses.kipam.io -A");
-    new CountDownLatch(1).await();
+    steps.stayUp(
+        controlPlane.adminKubeconfig(),
+        controlPlane.binary("kubectl") + " get ipaddresses.kipam.io -A");
   }
 
   /** Stops every process the demo started and deletes its network namespaces; runs on exit. */

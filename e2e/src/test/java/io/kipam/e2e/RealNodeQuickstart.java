@@ -47,9 +47,8 @@ public final class RealNodeQuickstart {
 
   public static void main(String[] args) {
     boolean stay = List.of(args).contains("--stay");
-    RealNodeQuickstart demo = new RealNodeQuickstart(Path.of(System.getProperty("kipam.demo.dir")));
-    Runtime.getRuntime().addShutdownHook(new Thread(demo::stopAll, "kipam-demo-cleanup"));
-    System.exit(demo.run(stay));
+    RealNodeQuickstart demo = new RealNodeQuickstart(DemoSteps.dir());
+    DemoSteps.exitWith(demo::stopAll, () -> demo.run(stay));
   }
 
   private int run(boolean stay) {

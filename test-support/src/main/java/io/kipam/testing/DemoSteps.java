@@ -1,8 +1,10 @@
 package io.kipam.testing;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 
@@ -22,6 +24,20 @@ public final class DemoSteps {
   /** The demo's steps, run in order; a step that fails throws. */
   public interface Body {
     void run() throws Exception;
+  }
+
+  /** The directory the script gives the demo for everything it starts ({@code kipam.demo.dir}). */
+  public static Path dir() {
+    return Path.of(System.getProperty("kipam.demo.dir"));
+  }
+
+  /**
+   * Runs {@code demo} with {@code stopAll} as the JVM's shutdown hook, so that what it started
+   * stops on exit and on Ctrl-C, then exits with the demo's code.
+   */
+  public static void exitWith(Runnable stopAll, IntSupplier demo) {
+    Runtime.getRuntime().addShutdownHook(new Thread(stopAll, "kipam-demo-cleanup"));
+    System.exit(demo.getAsInt());
   }
 
   /** Names the step that runs now, for the line that says it failed. */

@@ -79,9 +79,8 @@ public final class Quickstart {
       }
     }
     boolean stay = args.length > 0;
-    Quickstart demo = new Quickstart(Path.of(System.getProperty("kipam.demo.dir")));
-    Runtime.getRuntime().addShutdownHook(new Thread(demo::stopAll, "kipam-demo-cleanup"));
-    System.exit(demo.run(stay));
+    Quickstart demo = new Quickstart(DemoSteps.dir());
+    DemoSteps.exitWith(demo::stopAll, () -> demo.run(stay));
   }
 
   private int run(boolean stay) {

@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
@@ -163,11 +164,7 @@ class AttachmentLifecycleIT {
       assertThat(still.getMetadata().getDeletionTimestamp()).isNull();
     }
 
-    long attachmentEnds = System.nanoTime();
-    CniCall.Outcome del = staticCall("DEL", namespace, name, staticUid);
-    assertThat(del.ok()).as(del.stdout()).isTrue();
-    awaitGone(List.of(ip));
-    expectHandedOutAgain(Set.of(ip), attachmentEnds);
+    delThenHandedOutAgain(ip, () -> staticCall("DEL", namespace, name, staticUid));
   }
 
   /**
@@ -206,11 +203,7 @@ class AttachmentLifecycleIT {
 
     at.maybeKill(1, rig);
     at.maybeRestart(1, rig);
-    long attachmentEnds = System.nanoTime();
-    CniCall.Outcome del = rig.del(pool, victim);
-    assertThat(del.ok()).as(del.stdout()).isTrue();
-    awaitGone(List.of(ip));
-    expectHandedOutAgain(Set.of(ip), attachmentEnds);
+    delThenHandedOutAgain(ip, () -> rig.del(pool, victim));
   }
 
   /**
@@ -483,6 +476,18 @@ class AttachmentLifecycleIT {
                     .contains(ApiConstants.FINALIZER_ATTACHMENT);
               }
             });
+  }
+
+  /**
+   * {@code del} ends the attachment of {@code ip} and succeeds; the address goes, and comes back to
+   * new pods only after the reuse delay.
+   */
+  private void delThenHandedOutAgain(String ip, Callable<CniCall.Outcome> del) throws Exception {
+    long attachmentEnds = System.nanoTime();
+    CniCall.Outcome outcome = del.call();
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    awaitGone(List.of(ip));
+    expectHandedOutAgain(Set.of(ip), attachmentEnds);
   }
 
   private void awaitGone(List<String> ips) {

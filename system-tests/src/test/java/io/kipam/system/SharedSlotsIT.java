@@ -8,6 +8,7 @@ import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.system.harness.AddsAtOnce;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PoolAssertions;
@@ -48,9 +49,7 @@ class SharedSlotsIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    Close.all(rigs.toArray(AutoCloseable[]::new));
   }
 
   @Test

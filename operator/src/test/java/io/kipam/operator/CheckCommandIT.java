@@ -73,11 +73,12 @@ class CheckCommandIT {
 
   @Test
   void aCleanPoolExitsZeroAndProblemsExitOneEachNamedInTextAndJson() throws Exception {
-    String network = Fixtures.uniqueName("net");
-    IPPool pool = kipam.createPool(Fixtures.uniqueName("check"), "10.62.0.0/24", 28, network);
-    String poolName = pool.getMetadata().getName();
-    IPBlock block = kipam.claimBlock(pool, "10.62.0.0/28", node);
-    String blockName = block.getMetadata().getName();
+    Kipam.PoolWithBlock claimed =
+        kipam.poolWithBlock("check", "10.62.0.0/24", "10.62.0.0/28", node);
+    IPPool pool = claimed.pool();
+    String network = claimed.network();
+    String poolName = claimed.poolName();
+    String blockName = claimed.blockName();
     String first = Fixtures.namespace(client, "check-a");
     String second = Fixtures.namespace(client, "check-b");
     kipam.allocateTo(first, poolName, blockName, node, "10.62.0.1", kipam.pod(first, "live"), true);

@@ -276,12 +276,7 @@ class DocumentedCommandsE2E {
         System.out.printf("the pods of shop did not all go before teardown: %s%n", e);
       }
     }
-    if (node != null) {
-      node.close();
-    }
-    if (kipam != null) {
-      kipam.close();
-    }
+    KipamOnRealNode.closeAfter(node, kipam);
   }
 
   @Test

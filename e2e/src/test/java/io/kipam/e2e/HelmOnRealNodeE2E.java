@@ -197,17 +197,7 @@ class HelmOnRealNodeE2E {
     await()
         .atMost(PODS_TIMEOUT)
         .pollInterval(Duration.ofMillis(500))
-        .untilAsserted(
-            () -> {
-              List<Pod> pods = pods(client);
-              assertThat(pods).hasSize(count);
-              assertThat(pods)
-                  .allSatisfy(
-                      p -> {
-                        assertThat(p.getStatus().getPhase()).isEqualTo("Running");
-                        assertThat(p.getStatus().getPodIP()).startsWith("10.251.0.");
-                      });
-            });
+        .untilAsserted(() -> KipamOnRealNode.assertRunning(pods(client), count, "10.251.0."));
   }
 
   private static String firstLines(String text, int lines) {

@@ -340,6 +340,30 @@ final class KipamOnRealNode implements AutoCloseable {
         .orElseThrow();
   }
 
+  /**
+   * Closes {@code node}, then removes {@code kipam}'s host directories, each only if it was started
+   * (not null): the teardown of a class whose set-up may have stopped halfway.
+   */
+  static void closeAfter(RealNode node, KipamOnRealNode kipam) {
+    if (node != null) {
+      node.close();
+    }
+    if (kipam != null) {
+      kipam.close();
+    }
+  }
+
+  /** Asserts {@code count} pods, every one Running with an address starting {@code ipPrefix}. */
+  static void assertRunning(List<Pod> pods, int count, String ipPrefix) {
+    assertThat(pods).hasSize(count);
+    assertThat(pods)
+        .allSatisfy(
+            p -> {
+              assertThat(p.getStatus().getPhase()).isEqualTo("Running");
+              assertThat(p.getStatus().getPodIP()).startsWith(ipPrefix);
+            });
+  }
+
   /** Removes the host directories; call after the node is closed (its pods are gone then). */
   @Override
   public void close() {

@@ -87,12 +87,7 @@ class RealNodeKipamE2E {
         System.out.printf("the test's pods did not all go before teardown: %s%n", e);
       }
     }
-    if (node != null) {
-      node.close();
-    }
-    if (kipam != null) {
-      kipam.close();
-    }
+    KipamOnRealNode.closeAfter(node, kipam);
     System.out.printf("real-node tier: %.1f s in all%n", seconds(begin));
   }
 
@@ -558,17 +553,7 @@ class RealNodeKipamE2E {
     await()
         .atMost(PODS_TIMEOUT)
         .pollInterval(Duration.ofMillis(250))
-        .untilAsserted(
-            () -> {
-              List<Pod> pods = workloadPods();
-              assertThat(pods).hasSize(count);
-              assertThat(pods)
-                  .allSatisfy(
-                      p -> {
-                        assertThat(p.getStatus().getPhase()).isEqualTo("Running");
-                        assertThat(p.getStatus().getPodIP()).startsWith("10.250.0.");
-                      });
-            });
+        .untilAsserted(() -> KipamOnRealNode.assertRunning(workloadPods(), count, "10.250.0."));
   }
 
   /** Every IPAddress by the UID of the Pod that owns it. */

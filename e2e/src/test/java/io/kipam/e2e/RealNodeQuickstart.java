@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.DemoSteps;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.RealNode;
 import java.io.IOException;
@@ -13,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import org.awaitility.Awaitility;
 
 /**
@@ -34,15 +34,11 @@ public final class RealNodeQuickstart {
   private static final int PODS = 6;
   private static final Duration STEP_TIMEOUT = Duration.ofMinutes(4);
 
-  /** Seconds the script spent before this JVM started (the build), so times run on. */
-  private static final long OFFSET_SECONDS = Long.getLong("kipam.demo.offset", 0);
-
-  private final long started = System.nanoTime();
+  private final DemoSteps steps = new DemoSteps();
   private final Path dir;
   private volatile RealNode node;
   private KipamOnRealNode kipam;
   private KubernetesClient client;
-  private String step = "starting";
   private String namespace;
 
   private RealNodeQuickstart(Path dir) {
@@ -51,51 +47,31 @@ public final class RealNodeQuickstart {
 
   public static void main(String[] args) {
     boolean stay = List.of(args).contains("--stay");
-    RealNodeQuickstart demo = new RealNodeQuickstart(Path.of(System.getProperty("kipam.demo.dir")));
-    Runtime.getRuntime().addShutdownHook(new Thread(demo::stopAll, "kipam-demo-cleanup"));
-    System.exit(demo.run(stay));
+    RealNodeQuickstart demo = new RealNodeQuickstart(DemoSteps.dir());
+    DemoSteps.exitWith(demo::stopAll, () -> demo.run(stay));
   }
 
   private int run(boolean stay) {
-    try {
-      startNode();
-      installKipam();
-      String pool = applyPool();
-      createDeployment(pool);
-      scaleToZero(pool);
-      if (stay) {
-        stayUp();
-      }
-      progress("done; stopping everything the demo started");
-      return 0;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 130;
-    } catch (Exception | AssertionError e) {
-      String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-      System.out.println(
-          "kipam-demo: FAILED while "
-              + step
-              + ": "
-              + message.lines().findFirst().orElse(message)
-              + " (logs in "
-              + dir
-              + ")");
-      return 1;
-    }
-  }
-
-  private void progress(String what) {
-    double seconds = OFFSET_SECONDS + (System.nanoTime() - started) / 1e9;
-    System.out.printf("[%6.1fs] %s%n", seconds, what);
+    return steps.run(
+        () -> {
+          startNode();
+          installKipam();
+          String pool = applyPool();
+          createDeployment(pool);
+          scaleToZero(pool);
+          if (stay) {
+            stayUp();
+          }
+        },
+        "logs in " + dir);
   }
 
   private void startNode() {
-    step = "starting the control plane and the real node";
+    steps.step("starting the control plane and the real node");
     // Known to the shutdown hook from the start: Ctrl-C while the node starts stops it too.
     RealNode.start(started -> node = started);
     client = node.client();
-    progress(
+    steps.progress(
         "control plane and real node "
             + RealNode.NODE_NAME
             + " up (kubelet, containerd, runc) in network namespace "
@@ -103,26 +79,26 @@ public final class RealNodeQuickstart {
   }
 
   private void installKipam() {
-    step = "installing kipam from config/default";
+    steps.step("installing kipam from config/default");
     kipam = KipamOnRealNode.install(node, "kipam-demo", List.of(KipamOnRealNode.samplePoolName()));
     kipam.awaitReady();
-    progress(
+    steps.progress(
         "kipam installed with kubectl apply -k (config/default): kipam-operator and kipam-node"
             + " Ready");
   }
 
   private String applyPool() {
-    step = "applying " + POOL_FILE;
+    steps.step("applying " + POOL_FILE);
     String name = kipam.applySamplePool(STEP_TIMEOUT);
-    progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
+    steps.progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
     // The pods request kipam.io/ip; the scheduler places them once the operator has published it.
-    step = "waiting for kipam.io/ip on node " + RealNode.NODE_NAME;
+    steps.step("waiting for kipam.io/ip on node " + RealNode.NODE_NAME);
     Awaitility.await().atMost(STEP_TIMEOUT).until(() -> kipam.nodeCapacity() >= PODS);
     return name;
   }
 
   private void createDeployment(String pool) {
-    step = "creating a Deployment of " + PODS + " pods";
+    steps.step("creating a Deployment of " + PODS + " pods");
     namespace = Fixtures.namespace(client, "demo");
     client
         .apps()
@@ -130,7 +106,7 @@ public final class RealNodeQuickstart {
         .inNamespace(namespace)
         .resource(RealNodeKipamE2E.workload(namespace, "web", PODS))
         .create();
-    step = "waiting for " + PODS + " pods to run";
+    steps.step("waiting for " + PODS + " pods to run");
     Awaitility.await()
         .atMost(STEP_TIMEOUT)
         .pollInterval(Duration.ofMillis(250))
@@ -145,7 +121,7 @@ public final class RealNodeQuickstart {
                                   && p.getStatus().getPodIP() != null);
             });
     awaitAllocated(pool, PODS);
-    progress(
+    steps.progress(
         "Deployment web in namespace "
             + namespace
             + ": "
@@ -158,7 +134,7 @@ public final class RealNodeQuickstart {
   }
 
   private void scaleToZero(String pool) {
-    step = "scaling the Deployment to 0";
+    steps.step("scaling the Deployment to 0");
     client.apps().deployments().inNamespace(namespace).withName("web").scale(0);
     Awaitility.await()
         .atMost(STEP_TIMEOUT)
@@ -173,7 +149,7 @@ public final class RealNodeQuickstart {
                         .getItems()
                         .isEmpty());
     awaitAllocated(pool, 0);
-    progress("scaled to 0: every address is back in the pool");
+    steps.progress("scaled to 0: every address is back in the pool");
     show("get", "ipaddresses.kipam.io", "-A");
     show("get", "ippools.kipam.io", pool);
     System.out.println();
@@ -185,24 +161,21 @@ public final class RealNodeQuickstart {
 
   /** Waits until the pool's status counts {@code allocated} addresses. */
   private void awaitAllocated(String pool, long allocated) {
-    step = "waiting for pool " + pool + " to count " + allocated + " addresses";
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p.getStatus() != null
-                  && p.getStatus().getAllocated() != null
-                  && p.getStatus().getAllocated() == allocated;
-            });
+    steps.step("waiting for pool " + pool + " to count " + allocated + " addresses");
+    DemoSteps.awaitCount(STEP_TIMEOUT, () -> allocatedOf(pool), allocated);
+  }
+
+  /** The addresses the pool's status counts; null before it counts any. */
+  private Long allocatedOf(String pool) {
+    IPPool p = client.resources(IPPool.class).withName(pool).get();
+    return p.getStatus() == null ? null : p.getStatus().getAllocated();
   }
 
   /**
    * Prints a kubectl command and what it printed (on stdout or, like "No resources found", not).
    */
   private void show(String... args) {
-    step = "running kubectl " + String.join(" ", args);
+    steps.step("running kubectl " + String.join(" ", args));
     System.out.println();
     System.out.println("  $ kubectl " + String.join(" ", args));
     List<String> command = new ArrayList<>();
@@ -223,11 +196,7 @@ public final class RealNodeQuickstart {
   }
 
   private void stayUp() throws InterruptedException {
-    step = "staying up";
-    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
-    System.out.println("  export KUBECONFIG=" + node.kubeconfig());
-    System.out.println("  " + node.controlPlane().binary("kubectl") + " get pods -A -o wide");
-    new CountDownLatch(1).await();
+    steps.stayUp(node.kubeconfig(), node.controlPlane().binary("kubectl") + " get pods -A -o wide");
   }
 
   /** Stops the node (its pods first, so their addresses go through CNI DEL) and kipam's dirs. */

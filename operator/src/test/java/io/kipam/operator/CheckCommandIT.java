@@ -15,12 +15,10 @@ import io.kipam.testing.WithControlPlane;
 import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,13 +47,11 @@ class CheckCommandIT {
     Fixtures.registerNode(client, node);
   }
 
-  private record Run(int code, String out, String err) {}
-
   /**
    * kipam-operator's {@code main} in a JVM of its own, with this test JVM's classpath less the test
    * classes (whose logback-test.xml would log to stdout).
    */
-  private static Run check(String... args) throws IOException, InterruptedException {
+  private static ProcessRun check(String... args) throws IOException, InterruptedException {
     String classpath =
         Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
             .filter(entry -> !entry.endsWith("test-classes"))
@@ -69,24 +65,7 @@ class CheckCommandIT {
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().remove("KUBECONFIG");
-    Process process = builder.start();
-    process.getOutputStream().close();
-    // Reports are small; read both streams to the end before waiting.
-    var err =
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-              } catch (IOException e) {
-                return e.toString();
-              }
-            });
-    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!process.waitFor(120, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      throw new AssertionError("kipam-operator check did not end within 120 s");
-    }
-    Run run = new Run(process.exitValue(), out, err.join());
+    ProcessRun run = ProcessRun.of(builder, "kipam-operator check");
     // The report in the test's output, for a reader of the failsafe reports.
     System.out.printf("kipam-operator check exited %d%n%s%s", run.code(), run.out(), run.err());
     return run;
@@ -94,16 +73,17 @@ class CheckCommandIT {
 
   @Test
   void aCleanPoolExitsZeroAndProblemsExitOneEachNamedInTextAndJson() throws Exception {
-    String network = Fixtures.uniqueName("net");
-    IPPool pool = kipam.createPool(Fixtures.uniqueName("check"), "10.62.0.0/24", 28, network);
-    String poolName = pool.getMetadata().getName();
-    IPBlock block = kipam.claimBlock(pool, "10.62.0.0/28", node);
-    String blockName = block.getMetadata().getName();
+    Kipam.PoolWithBlock claimed =
+        kipam.poolWithBlock("check", "10.62.0.0/24", "10.62.0.0/28", node);
+    IPPool pool = claimed.pool();
+    String network = claimed.network();
+    String poolName = claimed.poolName();
+    String blockName = claimed.blockName();
     String first = Fixtures.namespace(client, "check-a");
     String second = Fixtures.namespace(client, "check-b");
     kipam.allocateTo(first, poolName, blockName, node, "10.62.0.1", kipam.pod(first, "live"), true);
 
-    Run clean =
+    ProcessRun clean =
         check("--kubeconfig", controlPlane.adminKubeconfig().toString(), "--pool", poolName);
 
     assertThat(clean.code()).as("exit code; stderr: %s", clean.err()).isZero();
@@ -131,7 +111,8 @@ class CheckCommandIT {
     String goneNode = Fixtures.uniqueName("gone-node");
     IPBlock stuck = kipam.claimBlock(pool, "10.62.0.16/28", goneNode);
 
-    Run text = check("--kubeconfig", controlPlane.adminKubeconfig().toString(), "--pool", poolName);
+    ProcessRun text =
+        check("--kubeconfig", controlPlane.adminKubeconfig().toString(), "--pool", poolName);
 
     assertThat(text.code()).as("exit code; stderr: %s", text.err()).isEqualTo(1);
     assertThat(text.out())
@@ -144,7 +125,7 @@ class CheckCommandIT {
         .contains("its Node " + goneNode + " does not exist")
         .endsWith("3 problems found\n");
 
-    Run json =
+    ProcessRun json =
         check(
             "--kubeconfig",
             controlPlane.adminKubeconfig().toString(),
@@ -210,7 +191,7 @@ class CheckCommandIT {
       closed = socket.getLocalPort();
     }
 
-    Run run = check("--kubeconfig", controlPlane.kubeconfigVia(closed).toString());
+    ProcessRun run = check("--kubeconfig", controlPlane.kubeconfigVia(closed).toString());
 
     assertThat(run.code()).as("exit code; stdout: %s", run.out()).isEqualTo(2);
     assertThat(run.out()).isEmpty();

@@ -85,6 +85,27 @@ public final class Kipam {
     return client.resource(pool).create();
   }
 
+  /** A pool on a network of its own, with one block of it claimed by a node. */
+  record PoolWithBlock(IPPool pool, String network, IPBlock block) {
+    String poolName() {
+      return pool.getMetadata().getName();
+    }
+
+    String blockName() {
+      return block.getMetadata().getName();
+    }
+  }
+
+  /**
+   * A pool named {@code prefix}-... of {@code cidr} in blocks of /28 on a network of its own, and
+   * its block {@code blockCidr} claimed by {@code node}.
+   */
+  PoolWithBlock poolWithBlock(String prefix, String cidr, String blockCidr, String node) {
+    String network = Fixtures.uniqueName("net");
+    IPPool pool = createPool(Fixtures.uniqueName(prefix), cidr, 28, network);
+    return new PoolWithBlock(pool, network, claimBlock(pool, blockCidr, node));
+  }
+
   /** A pool of blocks of /28 on a network of its own, once the operator has checked it Ready. */
   IPPool checkedPool(String name, String cidr, Duration within) {
     createPool(name, cidr, 28, Fixtures.uniqueName("net"));

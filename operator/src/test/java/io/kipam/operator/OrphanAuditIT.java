@@ -7,8 +7,6 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPBlock;
-import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
@@ -52,11 +50,10 @@ class OrphanAuditIT {
 
   @Test
   void orphansInEveryNamespaceAreRemovedWithAnEventAndTheLiveAddressStays() throws Exception {
-    String network = Fixtures.uniqueName("net");
-    IPPool pool = kipam.createPool(Fixtures.uniqueName("audit"), "10.60.0.0/24", 28, network);
-    String poolName = pool.getMetadata().getName();
-    IPBlock block = kipam.claimBlock(pool, "10.60.0.0/28", node);
-    String blockName = block.getMetadata().getName();
+    Kipam.PoolWithBlock claimed =
+        kipam.poolWithBlock("audit", "10.60.0.0/24", "10.60.0.0/28", node);
+    String poolName = claimed.poolName();
+    String blockName = claimed.blockName();
     String[] namespaces = {
       Fixtures.namespace(client, "audit-a"),
       Fixtures.namespace(client, "audit-b"),
@@ -171,10 +168,9 @@ class OrphanAuditIT {
 
   @Test
   void anAddressHeldInTwoNamespacesIsReportedAndNeitherHolderIsDeleted() throws Exception {
-    String network = Fixtures.uniqueName("net");
-    IPPool pool = kipam.createPool(Fixtures.uniqueName("dup"), "10.61.0.0/24", 28, network);
-    String poolName = pool.getMetadata().getName();
-    String blockName = kipam.claimBlock(pool, "10.61.0.0/28", node).getMetadata().getName();
+    Kipam.PoolWithBlock claimed = kipam.poolWithBlock("dup", "10.61.0.0/24", "10.61.0.0/28", node);
+    String poolName = claimed.poolName();
+    String blockName = claimed.blockName();
     String first = Fixtures.namespace(client, "dup-a");
     String second = Fixtures.namespace(client, "dup-b");
     IPAddress a =

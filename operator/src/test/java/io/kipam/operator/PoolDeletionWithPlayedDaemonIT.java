@@ -70,17 +70,7 @@ class PoolDeletionWithPlayedDaemonIT {
     kipam.delete(address);
     kipam.reportAllocated(used.getMetadata().getName(), 0);
     // Their node gives both blocks back when asked, as the pool's blocks now are.
-    kipam.answerWhenAsked(used.getMetadata().getName(), ReleaseState.Ready, WITHIN);
-    kipam.answerWhenAsked(empty.getMetadata().getName(), ReleaseState.Ready, WITHIN);
-
-    await()
-        .atMost(WITHIN)
-        .untilAsserted(
-            () -> {
-              assertThat(kipam.block(used.getMetadata().getName())).isNull();
-              assertThat(kipam.block(empty.getMetadata().getName())).isNull();
-              assertThat(kipam.pool(name)).isNull();
-            });
+    answeredThenGone(name, used, empty);
     assertThat(kipam.eventReasons(name)).contains("Terminating", "Deleted");
   }
 
@@ -91,13 +81,24 @@ class PoolDeletionWithPlayedDaemonIT {
     IPBlock block = kipam.claimBlock(pool, "10.51.0.32/28", node);
 
     client.resources(IPPool.class).withName(name).delete();
-    kipam.answerWhenAsked(block.getMetadata().getName(), ReleaseState.Ready, WITHIN);
+    answeredThenGone(name, block);
+  }
 
+  /**
+   * The node answers Ready when each of {@code blocks} is asked back; then the blocks, in order,
+   * and the pool {@code name} are gone.
+   */
+  private void answeredThenGone(String name, IPBlock... blocks) {
+    for (IPBlock block : blocks) {
+      kipam.answerWhenAsked(block.getMetadata().getName(), ReleaseState.Ready, WITHIN);
+    }
     await()
         .atMost(WITHIN)
         .untilAsserted(
             () -> {
-              assertThat(kipam.block(block.getMetadata().getName())).isNull();
+              for (IPBlock block : blocks) {
+                assertThat(kipam.block(block.getMetadata().getName())).isNull();
+              }
               assertThat(kipam.pool(name)).isNull();
             });
   }

@@ -26,18 +26,16 @@ import io.kipam.testing.AddressSteps;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
+import io.kipam.testing.StepTrail;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -75,8 +73,7 @@ class AddressModelIT implements AddressSteps.Actions {
   private final Map<String, Duration> reuse = new HashMap<>();
   private final Map<String, PodAt> pods = new LinkedHashMap<>();
   private final Map<String, String> claimUids = new LinkedHashMap<>();
-  private final Deque<String> history = new ArrayDeque<>();
-  private final Map<String, Integer> outcomes = new TreeMap<>();
+  private final StepTrail trail = new StepTrail();
   private final Map<String, Held> held = new HashMap<>();
   private final Map<String, Released> released = new HashMap<>();
   private List<String> namespaces;
@@ -130,8 +127,8 @@ class AddressModelIT implements AddressSteps.Actions {
     }
     System.out.printf(
         "AddressModelIT: %d steps in %.0f s: %s%n",
-        STEPS, (System.nanoTime() - start) / 1e9, outcomes);
-    assertThat(outcomes.keySet())
+        STEPS, (System.nanoTime() - start) / 1e9, trail.outcomes());
+    assertThat(trail.outcomes().keySet())
         .as("every kind of ADD succeeded at least once")
         .contains("added dynamic", "added chosen", "added claimed");
   }
@@ -180,7 +177,7 @@ class AddressModelIT implements AddressSteps.Actions {
         if (free != null) {
           fail(
               "seed %d, step %d: %s was told code 100 while %s could obtain %s of %s%n%s",
-              seeded.seed(), step, what, at.rig().node, free, pool, String.join("\n", history));
+              seeded.seed(), step, what, at.rig().node, free, pool, trail.recent());
         }
       }
     }
@@ -339,7 +336,7 @@ class AddressModelIT implements AddressSteps.Actions {
             address.getSpec().getIp(),
             pool,
             address.getSpec().getNetwork(),
-            String.join("\n", history));
+            trail.recent());
       }
       String claim = address.getSpec().getClaim();
       String holder =
@@ -380,7 +377,7 @@ class AddressModelIT implements AddressSteps.Actions {
             assertThat(ips)
                 .as(
                     "seed %d, step %d: IPAMClaim (UID) %s%n%s",
-                    seeded.seed(), step, claim, String.join("\n", history))
+                    seeded.seed(), step, claim, trail.recent())
                 .hasSizeLessThanOrEqualTo(1));
     for (var before : Map.copyOf(held).entrySet()) {
       String now_ = holders.get(before.getKey());
@@ -415,7 +412,7 @@ class AddressModelIT implements AddressSteps.Actions {
             (now - last.heldUntil()) / 1_000_000,
             last.holder(),
             last.delay().toSeconds(),
-            String.join("\n", history));
+            trail.recent());
       }
     }
     held.keySet().retainAll(holders.keySet());
@@ -427,7 +424,7 @@ class AddressModelIT implements AddressSteps.Actions {
     if (previous != null && !previous.equals(holder)) {
       fail(
           "seed %d, step %d: %s (network|address) held twice: by %s and by %s%n%s",
-          seeded.seed(), step, key, previous, holder, String.join("\n", history));
+          seeded.seed(), step, key, previous, holder, trail.recent());
     }
   }
 
@@ -544,14 +541,11 @@ class AddressModelIT implements AddressSteps.Actions {
   }
 
   private void note(String what) {
-    history.addLast("step " + step + ": " + what);
-    if (history.size() > 30) {
-      history.removeFirst();
-    }
+    trail.note(step, what);
   }
 
   private void count(String outcome) {
-    outcomes.merge(outcome, 1, Integer::sum);
+    trail.count(outcome);
   }
 
   private static String name(Pod pod) {

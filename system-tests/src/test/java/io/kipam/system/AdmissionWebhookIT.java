@@ -19,6 +19,7 @@ import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.HandWrittenAddresses;
 import io.kipam.system.harness.InstalledIdentities;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.LoopbackWebhook;
@@ -30,7 +31,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -226,32 +226,19 @@ class AdmissionWebhookIT {
 
   /** An IPAddress as kipam-node writes it for {@code pod} on {@code node}, naming {@code block}. */
   private static IPAddress address(Pod pod, String node, String pool, IpAddress ip, Cidr block) {
-    IPAddress address = new IPAddress();
-    Map<String, String> labels = new HashMap<>();
-    labels.put(ApiConstants.LABEL_POOL, pool);
-    labels.put(ApiConstants.LABEL_NODE, node);
-    labels.put(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block));
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, ip))
-            .withNamespace(pod.getMetadata().getNamespace())
-            .withLabels(labels)
+    return HandWrittenAddresses.of(
+        HandWrittenAddresses.meta(pod.getMetadata().getNamespace(), pool, ip, node, block)
             .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .withOwnerReferences(Cluster.controllerReference("Pod", pod.getMetadata(), false))
-            .build());
-    var spec = new io.kipam.api.v1alpha1.IPAddressSpec();
-    spec.setIp(ip.toString());
-    spec.setPool(pool);
-    spec.setBlock(ResourceNames.blockName(pool, block));
-    spec.setNode(node);
-    spec.setNetwork("kipam");
-    spec.setPod(
-        new io.kipam.api.v1alpha1.PodReference(
-            pod.getMetadata().getName(), pod.getMetadata().getUid()));
-    spec.setContainerID("forged");
-    spec.setInterfaceName("eth0");
-    address.setSpec(spec);
-    return address;
+            .withOwnerReferences(Cluster.controllerReference("Pod", pod.getMetadata(), false)),
+        HandWrittenAddresses.spec(
+            pool,
+            ip,
+            block,
+            node,
+            "kipam",
+            new io.kipam.api.v1alpha1.PodReference(
+                pod.getMetadata().getName(), pod.getMetadata().getUid()),
+            "forged"));
   }
 
   /**

@@ -4,18 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
-import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
+import io.kipam.system.harness.HandWrittenAddresses;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
@@ -32,6 +30,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
@@ -165,11 +164,7 @@ class AttachmentLifecycleIT {
       assertThat(still.getMetadata().getDeletionTimestamp()).isNull();
     }
 
-    long attachmentEnds = System.nanoTime();
-    CniCall.Outcome del = staticCall("DEL", namespace, name, staticUid);
-    assertThat(del.ok()).as(del.stdout()).isTrue();
-    awaitGone(List.of(ip));
-    expectHandedOutAgain(Set.of(ip), attachmentEnds);
+    delThenHandedOutAgain(ip, () -> staticCall("DEL", namespace, name, staticUid));
   }
 
   /**
@@ -208,11 +203,7 @@ class AttachmentLifecycleIT {
 
     at.maybeKill(1, rig);
     at.maybeRestart(1, rig);
-    long attachmentEnds = System.nanoTime();
-    CniCall.Outcome del = rig.del(pool, victim);
-    assertThat(del.ok()).as(del.stdout()).isTrue();
-    awaitGone(List.of(ip));
-    expectHandedOutAgain(Set.of(ip), attachmentEnds);
+    delThenHandedOutAgain(ip, () -> rig.del(pool, victim));
   }
 
   /**
@@ -487,6 +478,18 @@ class AttachmentLifecycleIT {
             });
   }
 
+  /**
+   * {@code del} ends the attachment of {@code ip} and succeeds; the address goes, and comes back to
+   * new pods only after the reuse delay.
+   */
+  private void delThenHandedOutAgain(String ip, Callable<CniCall.Outcome> del) throws Exception {
+    long attachmentEnds = System.nanoTime();
+    CniCall.Outcome outcome = del.call();
+    assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
+    awaitGone(List.of(ip));
+    expectHandedOutAgain(Set.of(ip), attachmentEnds);
+  }
+
   private void awaitGone(List<String> ips) {
     await()
         .atMost(WITHIN)
@@ -537,12 +540,7 @@ class AttachmentLifecycleIT {
   }
 
   private void phase(Pod pod, String phase) {
-    Pod fresh =
-        client
-            .pods()
-            .inNamespace(pod.getMetadata().getNamespace())
-            .withName(pod.getMetadata().getName())
-            .get();
+    Pod fresh = Cluster.current(client, pod);
     fresh.setStatus(new PodStatusBuilder(fresh.getStatus()).withPhase(phase).build());
     client.resource(fresh).updateStatus();
   }
@@ -571,27 +569,15 @@ class AttachmentLifecycleIT {
     var address = io.kipam.api.net.IpAddress.parse(ip);
     var block =
         io.kipam.api.net.Cidr.parse(rig.blockOf(pool, ip).orElseThrow().getSpec().getCidr());
-    IPAddress object = new IPAddress();
-    object.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, address))
-            .withNamespace(namespace)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL, pool,
-                    ApiConstants.LABEL_NODE, other,
-                    ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(block)))
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip);
-    spec.setPool(pool);
-    spec.setBlock(ResourceNames.blockName(pool, block));
-    spec.setNode(other);
-    spec.setNetwork("kipam-test");
-    spec.setPod(new PodReference("elsewhere", UUID.randomUUID().toString()));
-    spec.setContainerID("elsewhere-" + ip);
-    spec.setInterfaceName("eth0");
-    object.setSpec(spec);
-    return object;
+    return HandWrittenAddresses.of(
+        HandWrittenAddresses.meta(namespace, pool, address, other, block),
+        HandWrittenAddresses.spec(
+            pool,
+            address,
+            block,
+            other,
+            "kipam-test",
+            new PodReference("elsewhere", UUID.randomUUID().toString()),
+            "elsewhere-" + ip));
   }
 }

@@ -109,13 +109,10 @@ class BlockChaosIT {
       createPool(cycled, "10.244.1.0/26");
       List<NodeRig> nodes = nodes(3, steady);
       // Which pods hold an attachment, per node: pod i of a node uses pool i % 2.
-      List<TreeSet<Integer>> live = new ArrayList<>();
-      nodes.forEach(n -> live.add(new TreeSet<>()));
+      List<TreeSet<Integer>> live = noneLive(nodes);
 
       for (int round = 0; round < ROUNDS; round++) {
-        for (int n = 0; n < nodes.size(); n++) {
-          churn(nodes.get(n), live.get(n), steady, cycled);
-        }
+        churnEach(nodes, live, steady, cycled);
         deleteABlockByHand(steady);
         if (round % 3 == 1) {
           recreate(cycled, nodes, live, steady);
@@ -166,13 +163,10 @@ class BlockChaosIT {
       createPool(pool, "10.243.0.0/25");
       List<String> namespaces = processes.namespaces;
       List<NodeRig> nodes = nodes(4, pool);
-      List<TreeSet<Integer>> live = new ArrayList<>();
-      nodes.forEach(n -> live.add(new TreeSet<>()));
+      List<TreeSet<Integer>> live = noneLive(nodes);
 
       for (int round = 0; round < ROUNDS; round++) {
-        for (int n = 0; n < nodes.size(); n++) {
-          churn(nodes.get(n), live.get(n), pool, pool);
-        }
+        churnEach(nodes, live, pool, pool);
         if (round == 3 || round == 8) {
           operator.kill();
           operator.restart();
@@ -216,6 +210,21 @@ class BlockChaosIT {
 
   private static String poolOf(int pod, String steady, String cycled) {
     return pod % 2 == 0 ? steady : cycled;
+  }
+
+  /** Which pods hold an attachment, per node: none yet. */
+  private static List<TreeSet<Integer>> noneLive(List<NodeRig> nodes) {
+    List<TreeSet<Integer>> live = new ArrayList<>();
+    nodes.forEach(n -> live.add(new TreeSet<>()));
+    return live;
+  }
+
+  /** One round of {@link #churn} on every node, node by node. */
+  private void churnEach(
+      List<NodeRig> nodes, List<TreeSet<Integer>> live, String steady, String cycled) {
+    for (int n = 0; n < nodes.size(); n++) {
+      churn(nodes.get(n), live.get(n), steady, cycled);
+    }
   }
 
   /** ADDs for some free pods, DELs for some live ones; failures of ADD are allowed. */

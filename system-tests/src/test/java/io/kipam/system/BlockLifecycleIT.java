@@ -159,12 +159,7 @@ class BlockLifecycleIT {
         await()
             .atMost(Duration.ofSeconds(reuseDelay + 60))
             .pollInterval(Duration.ofMillis(500))
-            .until(
-                () -> {
-                  CniCall.Outcome outcome = b.add(pool, 0);
-                  return outcome.ok() ? outcome.ip() : null;
-                },
-                ip -> ip != null);
+            .until(() -> b.ipOrNull(pool, 0), ip -> ip != null);
     Instant gotAt = Instant.now();
 
     assertThat(released).contains(got);

@@ -139,9 +139,7 @@ class HammerIT {
           ip = address;
           return;
         }
-        assertThat(outcome.stdout()).as("only transient failures").contains("\"code\":11,");
-        tryAgainLater.incrementAndGet();
-        Thread.sleep(500);
+        triedAgainLater(outcome);
       }
       throw new AssertionError(containerId + ": ADD never succeeded");
     }
@@ -157,11 +155,16 @@ class HammerIT {
           ip = null;
           return;
         }
-        assertThat(outcome.stdout()).as("only transient failures").contains("\"code\":11,");
-        tryAgainLater.incrementAndGet();
-        Thread.sleep(500);
+        triedAgainLater(outcome);
       }
       throw new AssertionError(containerId + ": DEL never succeeded");
+    }
+
+    /** A failed call may only say "try again later" (11); it is counted, and tried again. */
+    private void triedAgainLater(CniCall.Outcome outcome) throws InterruptedException {
+      assertThat(outcome.stdout()).as("only transient failures").contains("\"code\":11,");
+      tryAgainLater.incrementAndGet();
+      Thread.sleep(500);
     }
   }
 

@@ -199,8 +199,7 @@ class HandshakeKillMatrixIT {
         } else {
           // The operator is replaced while the request is unanswered: the new one must wait for
           // an answer, not take the block; then the held daemon is SIGKILLed and restarted.
-          operator.kill();
-          restartOperator();
+          replaceOperator();
           await()
               .during(Duration.ofSeconds(3))
               .atMost(Duration.ofSeconds(10))
@@ -216,15 +215,11 @@ class HandshakeKillMatrixIT {
         if (side == Side.DAEMON) {
           // The daemon started again finds its own Ready answer: the block stays closed until
           // the operator, started again, deletes it.
-          restartDaemon();
-          probeClosed(idle);
-          operator.kill();
-          restartOperator();
+          restartDaemonThenReplaceOperator(idle);
         } else {
           // The operator started again acts on the Ready answer while the daemon that wrote it
           // hangs; then the daemon is SIGKILLed and, started again, finds its block gone.
-          operator.kill();
-          restartOperator();
+          replaceOperator();
           await().atMost(WITHIN).until(() -> gone(idle));
           restartDaemon();
         }
@@ -234,15 +229,11 @@ class HandshakeKillMatrixIT {
         assertThat(state(block(idle.getMetadata().getName()))).isEqualTo(ReleaseState.Ready);
         if (side == Side.OPERATOR) {
           // Fresh read and LIST passed, the delete never sent: the new operator reads again.
-          operator.kill();
-          restartOperator();
+          replaceOperator();
         } else {
           // The daemon restarts between the operator's checks and its delete: it finds its
           // Ready answer and keeps the block closed; then the held operator is replaced.
-          restartDaemon();
-          probeClosed(idle);
-          operator.kill();
-          restartOperator();
+          restartDaemonThenReplaceOperator(idle);
         }
       }
       case OPERATOR_DELETING -> {
@@ -251,15 +242,11 @@ class HandshakeKillMatrixIT {
             .isNotNull();
         if (side == Side.OPERATOR) {
           // Deleted, the finalizer still on: the new operator lets the block go.
-          operator.kill();
-          restartOperator();
+          replaceOperator();
         } else {
           // The daemon restarts while its block waits on the finalizer: being deleted, the
           // block stays closed for good; then the held operator is replaced.
-          restartDaemon();
-          probeClosed(idle);
-          operator.kill();
-          restartOperator();
+          restartDaemonThenReplaceOperator(idle);
         }
       }
     }
@@ -311,6 +298,22 @@ class HandshakeKillMatrixIT {
           .as("%s handed out from the closed block %s", outcome.ip(), idle.getSpec().getCidr())
           .isFalse();
     }
+  }
+
+  /** SIGKILLs the operator, held or not, and starts another. */
+  private void replaceOperator() throws InterruptedException {
+    operator.kill();
+    restartOperator();
+  }
+
+  /**
+   * The daemon started again keeps {@code idle} closed (its answer, or the block's deletion, says
+   * so); then the held operator is replaced.
+   */
+  private void restartDaemonThenReplaceOperator(IPBlock idle) throws InterruptedException {
+    restartDaemon();
+    probeClosed(idle);
+    replaceOperator();
   }
 
   private void restartOperator() throws InterruptedException {

@@ -3,7 +3,6 @@ package io.kipam.system;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -65,7 +64,7 @@ class NodeCapacityIT {
     register(a, true);
     register(b, false);
     IPPoolSpec spec = Cluster.spec("10.211.0.0/29", 29, 0);
-    spec.setNodeSelector(new LabelSelectorBuilder().withMatchLabels(Map.of(LABEL, "yes")).build());
+    spec.setNodeSelector(Cluster.matchLabel(LABEL, "yes"));
     // The default network, whose resource is kipam.io/ip.
     Cluster.poolOnItsNetworkReadiedByOperator(client, Fixtures.uniqueName("capacity"), spec);
     awaitValue(a, 6, "the pool's 6 assignable addresses on node A");
@@ -215,12 +214,7 @@ class NodeCapacityIT {
   }
 
   private static String nodeOf(Pod pod) {
-    Pod now =
-        client
-            .pods()
-            .inNamespace(pod.getMetadata().getNamespace())
-            .withName(pod.getMetadata().getName())
-            .get();
+    Pod now = Cluster.current(client, pod);
     return now == null ? null : now.getSpec().getNodeName();
   }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -379,8 +378,7 @@ class NodeSafetyIT {
   void poolSelectorsAreEnforcedWithAMessageNamingThem() throws Exception {
     String pool = Fixtures.uniqueName("selective");
     var spec = Cluster.spec("10.243.128.0/24", 28, 0);
-    spec.setNodeSelector(
-        new LabelSelectorBuilder().addToMatchLabels("kipam-test/zone", "a").build());
+    spec.setNodeSelector(Cluster.matchLabel("kipam-test/zone", "a"));
     Cluster.poolReadiedByOperator(client, pool, spec);
     Pod pod = Cluster.pod(client, namespaces.get(1), "selective", node);
 
@@ -397,8 +395,7 @@ class NodeSafetyIT {
 
     String byNamespace = Fixtures.uniqueName("by-ns");
     var nsSpec = Cluster.spec("10.244.128.0/24", 28, 0);
-    nsSpec.setNamespaceSelector(
-        new LabelSelectorBuilder().addToMatchLabels("kipam-test/team", "blue").build());
+    nsSpec.setNamespaceSelector(Cluster.matchLabel("kipam-test/team", "blue"));
     Cluster.poolReadiedByOperator(client, byNamespace, nsSpec);
     Pod other = Cluster.pod(client, namespaces.get(2), "by-ns", node);
     assertThat(call("ADD", other, "c-by-ns", "net", byNamespace).stdout())

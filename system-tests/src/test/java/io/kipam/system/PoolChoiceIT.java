@@ -2,7 +2,6 @@ package io.kipam.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.ApiConstants;
@@ -62,8 +61,7 @@ class PoolChoiceIT {
     six = Cluster.readiedPool(client, "six", Cluster.spec("fd00:212::/120", 124, 0));
     sixToo = Cluster.readiedPool(client, "sixtoo", Cluster.spec("fd00:213::/120", 124, 0));
     IPPoolSpec fencedSpec = Cluster.spec("10.212.3.0/24", 28, 0);
-    fencedSpec.setNamespaceSelector(
-        new LabelSelectorBuilder().withMatchLabels(Map.of("team", "fenced")).build());
+    fencedSpec.setNamespaceSelector(Cluster.matchLabel("team", "fenced"));
     fenced = Cluster.readiedPool(client, "fenced", fencedSpec);
     String churn = Cluster.readiedPool(client, "churn", Cluster.spec("10.212.8.0/24", 28, 0));
     rigs = processes.nodes(churn, 3, Map.of());

@@ -220,12 +220,7 @@ class PoolStatusAndPressureIT {
             .alias(
                 "node b gets an address of node a's idle block (operator log " + operator.log + ")")
             .pollInterval(Duration.ofMillis(500))
-            .until(
-                () -> {
-                  CniCall.Outcome outcome = b.add(pool, 15);
-                  return outcome.ok() ? outcome.ip() : null;
-                },
-                ip -> ip != null);
+            .until(() -> b.ipOrNull(pool, 15), ip -> ip != null);
 
     assertThat(held).doesNotContain(moved);
     assertThat(Cidr.parse(idleCidr).contains(IpAddress.parse(moved))).isTrue();

@@ -7,8 +7,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.system.harness.AddsAtOnce;
+import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
-import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.SystemTest;
@@ -19,9 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,9 +49,7 @@ class SharedSlotsIT {
 
   @AfterEach
   void stopAll() throws Exception {
-    for (NodeRig rig : rigs) {
-      rig.close();
-    }
+    Close.all(rigs.toArray(AutoCloseable[]::new));
   }
 
   @Test
@@ -75,30 +71,13 @@ class SharedSlotsIT {
                     .as("Nodes the operator counts for the pool")
                     .isGreaterThanOrEqualTo(PODS.length));
 
-    ExecutorService callers = Executors.newFixedThreadPool(PODS.length);
-    List<Future<List<CniCall.Outcome>>> outcomes = new ArrayList<>();
-    try {
-      for (int n = 0; n < PODS.length; n++) {
-        NodeRig rig = rigs.get(n);
-        int pods = PODS[n];
-        outcomes.add(
-            callers.submit(
-                () -> {
-                  List<CniCall.Outcome> mine = new ArrayList<>();
-                  for (int i = 0; i < pods; i++) {
-                    mine.add(rig.addRetried(List.of(pool), i, RUNTIME_RETRIES));
-                  }
-                  return mine;
-                }));
-      }
-      for (Future<List<CniCall.Outcome>> f : outcomes) {
-        for (CniCall.Outcome outcome : f.get()) {
-          assertThat(outcome.ok()).as(outcome.stdout()).isTrue();
-        }
-      }
-    } finally {
-      callers.shutdownNow();
-    }
+    AddsAtOnce.run(
+        rigs,
+        pool,
+        PODS,
+        n -> 0,
+        RUNTIME_RETRIES,
+        outcome -> assertThat(outcome.ok()).as(outcome.stdout()).isTrue());
 
     List<IPBlock> blocks = PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, 60);
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();

@@ -8,6 +8,7 @@ import io.kipam.api.v1alpha1.BlockMode;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.runtime.Checkpoint;
+import io.kipam.system.harness.AddsAtOnce;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
@@ -181,33 +182,16 @@ class SlotConversionIT {
         .hasSize(4)
         .allMatch(b -> holders.contains(b.getSpec().getNode()));
 
-    ExecutorService callers = Executors.newFixedThreadPool(PODS.length);
-    List<Future<List<CniCall.Outcome>>> outcomes = new ArrayList<>();
-    try {
-      for (int n = 0; n < PODS.length; n++) {
-        NodeRig rig = rigs.get(n);
-        int pods = PODS[n];
-        int from = n < 4 ? 1 : 0;
-        outcomes.add(
-            callers.submit(
-                () -> {
-                  List<CniCall.Outcome> mine = new ArrayList<>();
-                  for (int i = from; i < pods; i++) {
-                    mine.add(rig.addRetried(List.of(pool), i, RUNTIME_RETRIES));
-                  }
-                  return mine;
-                }));
-      }
-      for (Future<List<CniCall.Outcome>> f : outcomes) {
-        for (CniCall.Outcome outcome : f.get()) {
-          assertThat(outcome.ok())
-              .as(outcome.stdout() + " (operator log " + operator.log + ")")
-              .isTrue();
-        }
-      }
-    } finally {
-      callers.shutdownNow();
-    }
+    AddsAtOnce.run(
+        rigs,
+        pool,
+        PODS,
+        n -> n < 4 ? 1 : 0,
+        RUNTIME_RETRIES,
+        outcome ->
+            assertThat(outcome.ok())
+                .as(outcome.stdout() + " (operator log " + operator.log + ")")
+                .isTrue());
 
     List<IPBlock> blocks = PoolAssertions.everyAddressOnceInABlockOfItsNode(client, pool, 60);
     List<IPBlock> slots = blocks.stream().filter(b -> b.getSpec().getParent() == null).toList();

@@ -256,27 +256,17 @@ public final class ControlPlane implements AutoCloseable {
     this.apiServer = process("kube-apiserver", apiServerFlags);
     String server = apiServerUrl();
     this.controllerManager =
-        process(
+        component(
             "kube-controller-manager",
+            ControlPlaneFiles.CONTROLLER_MANAGER_USER,
+            controllerManagerPort,
             List.of(
-                "--kubeconfig=" + files.kubeconfig(ControlPlaneFiles.CONTROLLER_MANAGER_USER),
-                "--bind-address=127.0.0.1",
-                "--secure-port=" + controllerManagerPort,
-                "--leader-elect=false",
                 "--controllers=" + String.join(",", controllers),
                 "--service-account-private-key-file=" + files.serviceAccountKey(),
                 "--root-ca-file=" + files.apiServerCertificate(),
-                "--use-service-account-credentials=false",
-                "--profiling=false"));
+                "--use-service-account-credentials=false"));
     this.scheduler =
-        process(
-            "kube-scheduler",
-            List.of(
-                "--kubeconfig=" + files.kubeconfig(ControlPlaneFiles.SCHEDULER_USER),
-                "--bind-address=127.0.0.1",
-                "--secure-port=" + schedulerPort,
-                "--leader-elect=false",
-                "--profiling=false"));
+        component("kube-scheduler", ControlPlaneFiles.SCHEDULER_USER, schedulerPort, List.of());
     this.bridgeFarSide =
         netns == null
             ? null
@@ -293,6 +283,21 @@ public final class ControlPlane implements AutoCloseable {
                     String.valueOf(controllerManagerPort),
                     String.valueOf(schedulerPort)));
     log.debug("control plane work directory {}, API server {}", workDir, server);
+  }
+
+  /**
+   * A controller-manager or scheduler: as {@code user}, its secure port {@code port} on loopback,
+   * no leader election and no profiling, with {@code flags} of its own.
+   */
+  private ManagedProcess component(String binary, String user, int port, List<String> flags) {
+    List<String> args = new ArrayList<>();
+    args.add("--kubeconfig=" + files.kubeconfig(user));
+    args.add("--bind-address=127.0.0.1");
+    args.add("--secure-port=" + port);
+    args.add("--leader-elect=false");
+    args.addAll(flags);
+    args.add("--profiling=false");
+    return process(binary, args);
   }
 
   private ManagedProcess process(String binary, List<String> args) {

@@ -12,6 +12,7 @@ import io.kipam.api.v1alpha1.TestBlocks;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,28 +61,26 @@ class NodeForgeriesIT extends NodeAttacks {
     IPBlock theirs = victimClient.resource(slot("10.46.1.0/28", victim)).create();
     String rule = "must be its pool's name, '.' and the block label of its spec.cidr";
 
-    IPBlock underFreeName = slot("10.46.1.16/28", attacker);
-    underFreeName.getSpec().setCidr(theirs.getSpec().getCidr());
-    refused(
+    refusedSlot(
         "a block named for free slot 10.46.1.16/28 holding " + victim + "'s 10.46.1.0/28",
-        () -> attackerClient.resource(underFreeName).create(),
+        "10.46.1.16/28",
+        b -> b.getSpec().setCidr(theirs.getSpec().getCidr()),
         rule);
-    IPBlock v6 = slot("fd00:46::10/124", attacker);
-    v6.getSpec().setCidr("fd00:46::/124");
-    refused(
+    refusedSlot(
         "a block named for fd00:46::10/124 holding fd00:46::/124",
-        () -> attackerClient.resource(v6).create(),
+        "fd00:46::10/124",
+        b -> b.getSpec().setCidr("fd00:46::/124"),
         rule);
-    IPBlock leadingZeros = slot("fd00:46::20/124", attacker);
-    leadingZeros.getMetadata().setName(POOL + ".fd00-046-0-0-0-0-0-20-124");
-    refused(
+    refusedSlot(
         "a block named with a non-canonical encoding of its CIDR",
-        () -> attackerClient.resource(leadingZeros).create(),
+        "fd00:46::20/124",
+        b -> b.getMetadata().setName(POOL + ".fd00-046-0-0-0-0-0-20-124"),
         rule);
-    IPBlock otherPool = slot("10.46.1.32/28", attacker);
-    otherPool.getMetadata().setName(OTHER_POOL + ".10-46-1-32-28");
-    refused(
-        "a block named for another pool", () -> attackerClient.resource(otherPool).create(), rule);
+    refusedSlot(
+        "a block named for another pool",
+        "10.46.1.32/28",
+        b -> b.getMetadata().setName(OTHER_POOL + ".10-46-1-32-28"),
+        rule);
 
     attackerClient.resource(slot("10.46.1.48/28", attacker)).create();
     attackerClient.resource(slot("fd00:46::30/124", attacker)).create();
@@ -287,6 +286,13 @@ class NodeForgeriesIT extends NodeAttacks {
         victim
             + " wrote its converted slot's status; only kipam-operator could delete the slot and"
             + " its finalizer stayed");
+  }
+
+  /** The attacker's slot of {@code cidr}, forged by {@code forge}, is refused by {@code rule}. */
+  private void refusedSlot(String what, String cidr, Consumer<IPBlock> forge, String rule) {
+    IPBlock forged = slot(cidr, attacker);
+    forge.accept(forged);
+    refused(what, () -> attackerClient.resource(forged).create(), rule);
   }
 
   private void refused(String what, ThrowingCallable write, String rule) {

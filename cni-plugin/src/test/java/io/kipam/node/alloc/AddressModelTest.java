@@ -17,13 +17,12 @@ import io.kipam.node.kube.PodSummary;
 import io.kipam.node.request.AddRequests;
 import io.kipam.node.request.NetworkSelection;
 import io.kipam.testing.AddressSteps;
+import io.kipam.testing.StepTrail;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -32,7 +31,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 
@@ -103,8 +101,7 @@ class AddressModelTest {
     /** (network, address) → when it was last released, and by whom. */
     final Map<String, Released> released = new HashMap<>();
 
-    final Deque<String> history = new ArrayDeque<>();
-    final Map<String, Integer> outcomes = new TreeMap<>();
+    final StepTrail trail = new StepTrail();
     int step;
     int podCount;
 
@@ -229,18 +226,15 @@ class AddressModelTest {
     }
 
     String summary() {
-      return outcomes.toString();
+      return trail.outcomes().toString();
     }
 
     private void note(String what) {
-      history.addLast("step " + step + ": " + what);
-      if (history.size() > 30) {
-        history.removeFirst();
-      }
+      trail.note(step, what);
     }
 
     private void count(String outcome) {
-      outcomes.merge(outcome, 1, Integer::sum);
+      trail.count(outcome);
     }
 
     /** The step's pod: a new one, or one of the live pods. */
@@ -361,7 +355,7 @@ class AddressModelTest {
                         + " of pool "
                         + pool.name()
                         + "\n"
-                        + String.join("\n", history));
+                        + trail.recent());
               }
             }
           }
@@ -504,7 +498,7 @@ class AddressModelTest {
                   + ") given to an interface of network configuration "
                   + lease.network()
                   + "\n"
-                  + String.join("\n", history));
+                  + trail.recent());
         }
         String holder =
             lease.claim() != null
@@ -543,7 +537,7 @@ class AddressModelTest {
           + " and by "
           + other
           + "\n"
-          + String.join("\n", history);
+          + trail.recent();
     }
 
     private void check() {
@@ -579,7 +573,7 @@ class AddressModelTest {
                   + " released it (reuse delay "
                   + last.delay().toSeconds()
                   + " s)\n"
-                  + String.join("\n", history));
+                  + trail.recent());
         }
       }
       Map<String, Set<IpAddress>> perClaim = new HashMap<>();
@@ -605,12 +599,7 @@ class AddressModelTest {
       perClaim.forEach(
           (claim, ips) ->
               assertThat(ips)
-                  .as(
-                      seedAndStep()
-                          + ": IPAMClaim (UID) "
-                          + claim
-                          + "\n"
-                          + String.join("\n", history))
+                  .as(seedAndStep() + ": IPAMClaim (UID) " + claim + "\n" + trail.recent())
                   .hasSizeLessThanOrEqualTo(1));
       for (Node node : nodes.values()) {
         assertThat(node.ledger.sizes().get("reserved"))

@@ -26,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ImageTarballTest {
 
-  private static final Path IMAGES = Path.of(System.getProperty("kipam.imagesDir"));
   private static final String VERSION = System.getProperty("kipam.version");
   private static final String LOADER = "/lib64/ld-linux-x86-64.so.2";
 
@@ -36,10 +35,8 @@ class ImageTarballTest {
 
   @BeforeAll
   static void unpack() throws IOException {
-    operator =
-        ImageTarball.unpack(
-            IMAGES.resolve("kipam-operator-image.tar"), unpacked.resolve("operator"));
-    node = ImageTarball.unpack(IMAGES.resolve("kipam-node-image.tar"), unpacked.resolve("node"));
+    operator = BuiltImages.operator(unpacked);
+    node = BuiltImages.node(unpacked);
   }
 
   @Test

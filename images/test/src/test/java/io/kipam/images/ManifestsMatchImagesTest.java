@@ -26,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ManifestsMatchImagesTest {
 
-  private static final Path IMAGES = Path.of(System.getProperty("kipam.imagesDir"));
   private static final Path CONFIG = Path.of(System.getProperty("kipam.configDir"));
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final List<String> SHELLS = List.of("sh", "bash", "dash", "ash", "busybox");
@@ -39,10 +38,8 @@ class ManifestsMatchImagesTest {
 
   @BeforeAll
   static void read() throws IOException {
-    operator =
-        ImageTarball.unpack(
-            IMAGES.resolve("kipam-operator-image.tar"), unpacked.resolve("operator"));
-    node = ImageTarball.unpack(IMAGES.resolve("kipam-node-image.tar"), unpacked.resolve("node"));
+    operator = BuiltImages.operator(unpacked);
+    node = BuiltImages.node(unpacked);
     daemonSet = YAML.readTree(CONFIG.resolve("node/daemonset.yaml").toFile());
     deployment = YAML.readTree(CONFIG.resolve("operator/deployment.yaml").toFile());
   }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.operator.ProcessRun;
 import io.kipam.testing.WithControlPlane;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -33,7 +34,7 @@ class KubectlKipamCheckIT extends AgainstControlPlane {
       objects.address(ns, name, block, node, "10.67.0." + (1 + i), objects.pod(ns, "web"), true);
     }
 
-    Plugin.Run clean = plugin.kipam("check", "--pool", name);
+    ProcessRun clean = plugin.kipam("check", "--pool", name);
     assertThat(clean.code()).as("stderr: %s", clean.err()).isZero();
     assertThat(clean.out()).endsWith("no problems found\n");
 
@@ -47,12 +48,12 @@ class KubectlKipamCheckIT extends AgainstControlPlane {
             "10.67.0.9",
             new PodReference("web", UUID.randomUUID().toString()),
             false);
-    Plugin.Run text = plugin.kipam("check", "--pool", name);
+    ProcessRun text = plugin.kipam("check", "--pool", name);
     assertThat(text.code()).isEqualTo(1);
     assertThat(text.out())
         .contains(ns + "/" + orphan.getMetadata().getName() + "  10.67.0.9")
         .endsWith("1 problem found\n");
-    Plugin.Run json = plugin.kipam("check", "--pool", name, "-o", "json");
+    ProcessRun json = plugin.kipam("check", "--pool", name, "-o", "json");
     assertThat(json.code()).isEqualTo(1);
     JsonNode problem = new ObjectMapper().readTree(json.out()).get("problems").get(0);
     assertThat(problem.get("uid").asText()).isEqualTo(orphan.getMetadata().getUid());
@@ -61,7 +62,7 @@ class KubectlKipamCheckIT extends AgainstControlPlane {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       closed = socket.getLocalPort();
     }
-    Plugin.Run down = plugin.kipam(controlPlane.kubeconfigVia(closed), "check");
+    ProcessRun down = plugin.kipam(controlPlane.kubeconfigVia(closed), "check");
     assertThat(down.code()).isEqualTo(2);
     assertThat(down.err())
         .startsWith("kipam-operator check: cannot reach the API server")

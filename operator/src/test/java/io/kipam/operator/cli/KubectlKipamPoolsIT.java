@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.operator.ProcessRun;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import org.junit.jupiter.api.Test;
@@ -41,7 +42,7 @@ class KubectlKipamPoolsIT extends AgainstControlPlane {
           ns, name, secondBlock, second, "10.65.0." + (65 + i), objects.pod(ns, "p2-" + i), true);
     }
 
-    Plugin.Run text = plugin.kipam("pools", "--pool", name);
+    ProcessRun text = plugin.kipam("pools", "--pool", name);
 
     // Sizes are assignable addresses: the pool's network address 10.65.0.0 is never handed out,
     // so the first node's blocks hold 15 + 16.
@@ -68,7 +69,7 @@ class KubectlKipamPoolsIT extends AgainstControlPlane {
                 + "\\s+\\[#+\\.*\\]")
         .contains("(no current status from kipam-operator: counts computed from the blocks)");
 
-    Plugin.Run json = plugin.kipam("pools", "--pool", name, "-o", "json");
+    ProcessRun json = plugin.kipam("pools", "--pool", name, "-o", "json");
     assertThat(json.code()).isZero();
     JsonNode p = new ObjectMapper().readTree(json.out()).get("pools").get(0);
     assertThat(p.get("name").asText()).isEqualTo(name);
@@ -81,7 +82,7 @@ class KubectlKipamPoolsIT extends AgainstControlPlane {
     assertThat(node.get("blocks").asInt()).isEqualTo(2);
     assertThat(node.get("addresses").asLong()).isEqualTo(onFirst);
 
-    Plugin.Run missing = plugin.kipam("pools", "--pool", "no-such-pool");
+    ProcessRun missing = plugin.kipam("pools", "--pool", "no-such-pool");
     assertThat(missing.code()).isEqualTo(2);
     assertThat(missing.err())
         .isEqualTo("kubectl kipam pools: IPPool no-such-pool does not exist\n");

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.operator.ProcessRun;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.WithControlPlane;
 import java.nio.file.Files;
@@ -81,7 +82,7 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
     IPAddress liveAddress =
         objects.address(live, poolName, block, node, "10.64.0.9", objects.pod(live, "live"), true);
 
-    Plugin.Run check = plugin.kipam("check", "--pool", poolName, "-o", "json");
+    ProcessRun check = plugin.kipam("check", "--pool", poolName, "-o", "json");
     assertThat(check.code()).as("check; stderr: %s", check.err()).isEqualTo(1);
     Path report = dir.resolve("report.json");
     Files.writeString(report, check.out());
@@ -147,7 +148,7 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
               }
             });
     churn.start();
-    Plugin.Run release = plugin.kipam("release", "--from-report", report.toString());
+    ProcessRun release = plugin.kipam("release", "--from-report", report.toString());
     stop.set(true);
     churn.join();
 
@@ -215,7 +216,7 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
           .isNull();
     }
 
-    Plugin.Run twice = plugin.kipam("release", "--from-report", report.toString());
+    ProcessRun twice = plugin.kipam("release", "--from-report", report.toString());
     assertThat(twice.code()).as("a second run: nothing left; stderr %s", twice.err()).isZero();
     assertThat(twice.out())
         .endsWith("0 removed, 6 kept (no orphans any more), 0 still orphaned but not removed\n");
@@ -223,13 +224,13 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
     String old = check.out().replaceAll("\"uid\" : \"[^\"]*\",", "");
     Path oldReport = dir.resolve("old.json");
     Files.writeString(oldReport, old);
-    Plugin.Run noUid = plugin.kipam("release", "--from-report", oldReport.toString());
+    ProcessRun noUid = plugin.kipam("release", "--from-report", oldReport.toString());
     assertThat(noUid.code()).as("orphans named without a UID are left: exit 1").isEqualTo(1);
     assertThat(noUid.out())
         .contains("the report names no uid")
         .endsWith("0 removed, 0 kept (no orphans any more), 6 still orphaned but not removed\n");
 
-    Plugin.Run notAReport =
+    ProcessRun notAReport =
         plugin.kipam("release", "--from-report", dir.resolve("none.json").toString());
     assertThat(notAReport.code()).isEqualTo(2);
     assertThat(notAReport.err())

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.operator.ProcessRun;
 import io.kipam.testing.WithControlPlane;
 import java.util.Collections;
 import org.junit.jupiter.api.Test;
@@ -39,7 +40,7 @@ class KubectlKipamWhoHasIT extends AgainstControlPlane {
     PodReference web = objects.pod(holderNs, "web");
     IPAddress held = objects.address(holderNs, name, block, node, "10.66.0.7", web, true);
 
-    Plugin.Run run = plugin.kipam("who-has", "10.66.0.7");
+    ProcessRun run = plugin.kipam("who-has", "10.66.0.7");
 
     assertThat(run.code()).as("stderr: %s", run.err()).isZero();
     assertThat(run.out())
@@ -55,7 +56,7 @@ class KubectlKipamWhoHasIT extends AgainstControlPlane {
     String other = namespaces.get(1 + random.nextInt(2));
     PodReference twin = objects.pod(other, "twin");
     IPAddress second = objects.address(other, name, block, node, "10.66.0.7", twin, true);
-    Plugin.Run twice = plugin.kipam("who-has", "10.66.0.7");
+    ProcessRun twice = plugin.kipam("who-has", "10.66.0.7");
     assertThat(twice.code()).isZero();
     assertThat(twice.out())
         .startsWith("10.66.0.7 is held by 2 IPAddresses (more than one: see `kubectl kipam check`)")
@@ -63,11 +64,11 @@ class KubectlKipamWhoHasIT extends AgainstControlPlane {
         .contains(other + "/" + second.getMetadata().getName())
         .contains("  holder Pod twin (uid " + twin.getUid() + ")");
 
-    Plugin.Run free = plugin.kipam("who-has", "10.66.0.12");
+    ProcessRun free = plugin.kipam("who-has", "10.66.0.12");
     assertThat(free.code()).isEqualTo(1);
     assertThat(free.out()).isEqualTo("10.66.0.12 is held by no IPAddress\n");
 
-    Plugin.Run bad = plugin.kipam("who-has", "10.66.0.256");
+    ProcessRun bad = plugin.kipam("who-has", "10.66.0.256");
     assertThat(bad.code()).isEqualTo(2);
     assertThat(bad.err())
         .startsWith("kubectl kipam who-has: '10.66.0.256' is not an IP address")

@@ -1,15 +1,13 @@
 package io.kipam.operator.cli;
 
+import io.kipam.operator.ProcessRun;
 import io.kipam.testing.ControlPlane;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code kubectl kipam} as a user runs it: the control plane's own kubectl, with a directory on its
@@ -18,8 +16,6 @@ import java.util.concurrent.TimeUnit;
  * KUBECONFIG} naming the cluster. Each run is a process of its own, so exit codes are real.
  */
 final class Plugin {
-
-  record Run(int code, String out, String err) {}
 
   private final ControlPlane controlPlane;
   private final Path bin;
@@ -36,11 +32,11 @@ final class Plugin {
   }
 
   /** {@code kubectl kipam ARGS} against the control plane. */
-  Run kipam(String... args) {
+  ProcessRun kipam(String... args) {
     return kipam(controlPlane.adminKubeconfig(), args);
   }
 
-  Run kipam(Path kubeconfig, String... args) {
+  ProcessRun kipam(Path kubeconfig, String... args) {
     List<String> command = new ArrayList<>();
     command.add(controlPlane.binary("kubectl").toString());
     command.add("kipam");
@@ -53,24 +49,7 @@ final class Plugin {
         .environment()
         .put("PATH", bin + java.io.File.pathSeparator + System.getenv().getOrDefault("PATH", ""));
     try {
-      Process process = builder.start();
-      process.getOutputStream().close();
-      CompletableFuture<String> err =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return new String(
-                      process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-                } catch (IOException e) {
-                  return e.toString();
-                }
-              });
-      String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!process.waitFor(120, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new AssertionError("kubectl kipam did not end within 120 s");
-      }
-      Run run = new Run(process.exitValue(), out, err.join());
+      ProcessRun run = ProcessRun.of(builder, "kubectl kipam");
       // What it printed, in the test's output, for a reader of the failsafe reports and the docs.
       System.out.printf(
           "$ kubectl kipam %s%n%s%s(exit %d)%n%n",

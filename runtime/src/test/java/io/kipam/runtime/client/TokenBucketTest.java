@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class TokenBucketTest {
 
@@ -23,25 +25,16 @@ class TokenBucketTest {
     Thread.interrupted();
   }
 
-  @Test
-  void aBurstPassesAtOnceThenRequestsAreSpacedByTheRate() {
-    TokenBucket bucket = bucket(50, 100);
-    for (int i = 0; i < 100; i++) {
+  /** The burst at once, then one request each 1/rate: 20 ms at 50/s, 100 ms at 10/s. */
+  @ParameterizedTest(name = "{0}/s, burst {1}: then every {2} ns")
+  @CsvSource({"50, 100, 20000000", "10, 3, 100000000"})
+  void aBurstPassesAtOnceThenRequestsAreSpacedByTheRate(double qps, int burst, long spacing) {
+    TokenBucket bucket = bucket(qps, burst);
+    for (int i = 0; i < burst; i++) {
       assertThat(bucket.reserve()).isZero();
     }
-    assertThat(bucket.reserve()).isEqualTo(20_000_000L);
-    assertThat(bucket.reserve()).isEqualTo(40_000_000L);
-  }
-
-  @Test
-  void aSmallBurstIsPacedAtALowRate() {
-    TokenBucket bucket = bucket(10, 3);
-    assertThat(bucket.reserve()).isZero();
-    assertThat(bucket.reserve()).isZero();
-    assertThat(bucket.reserve()).isZero();
-
-    assertThat(bucket.reserve()).isEqualTo(100_000_000L);
-    assertThat(bucket.reserve()).isEqualTo(200_000_000L);
+    assertThat(bucket.reserve()).isEqualTo(spacing);
+    assertThat(bucket.reserve()).isEqualTo(2 * spacing);
   }
 
   @Test

@@ -14,10 +14,10 @@ import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.PodReference;
+import io.kipam.system.harness.HandWrittenAddresses;
 import io.kipam.system.harness.LoopbackWebhook;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.ProcessCpu;
@@ -414,28 +414,18 @@ public class AdmissionCostBenchmark {
   /** The {@code host}-th address of {@code slot}, as {@code node}'s kipam-node writes it. */
   private static IPAddress address(Cidr slot, int host, String node, String namespace) {
     IpAddress ip = slot.network().add(java.math.BigInteger.valueOf(host));
-    IPAddress address = new IPAddress();
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(POOL, ip))
-            .withNamespace(namespace)
-            .addToLabels(ApiConstants.LABEL_POOL, POOL)
-            .addToLabels(ApiConstants.LABEL_NODE, node)
-            .addToLabels(ApiConstants.LABEL_BLOCK, ResourceNames.blockLabel(slot))
-            .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT)
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip.toString());
-    spec.setPool(POOL);
-    spec.setBlock(ResourceNames.blockName(POOL, slot));
-    spec.setNode(node);
-    spec.setPod(
-        new PodReference("web-" + ip.toString().replace('.', '-'), UUID.randomUUID().toString()));
-    spec.setContainerID("containerd://" + "d".repeat(64));
-    spec.setInterfaceName("eth0");
-    spec.setNetwork("pods");
-    address.setSpec(spec);
-    return address;
+    return HandWrittenAddresses.of(
+        HandWrittenAddresses.meta(namespace, POOL, ip, node, slot)
+            .withFinalizers(ApiConstants.FINALIZER_ATTACHMENT),
+        HandWrittenAddresses.spec(
+            POOL,
+            ip,
+            slot,
+            node,
+            "pods",
+            new PodReference(
+                "web-" + ip.toString().replace('.', '-'), UUID.randomUUID().toString()),
+            "containerd://" + "d".repeat(64)));
   }
 
   private static double percentile(List<Double> values, int p) {

@@ -103,8 +103,9 @@ public class NodeStartupBenchmark {
     long start = System.nanoTime();
     List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
     int failed =
-        striped(
-            PODS,
+        servedOverTime(
+            start,
+            served,
             i -> {
               ComparedIpam.Attempt attempt = whereabouts.add(rig.pod(i), "wb-" + i);
               while (!attempt.ok() && System.nanoTime() - start < 120e9) {
@@ -112,7 +113,6 @@ public class NodeStartupBenchmark {
                 sleep(100);
                 attempt = whereabouts.add(rig.pod(i), "wb-" + i);
               }
-              served.add((System.nanoTime() - start) / 1e9);
               return attempt.ok();
             });
     CURVES.put("whereabouts (from its first ADD)", served);
@@ -501,18 +501,26 @@ public class NodeStartupBenchmark {
     ProcessCpu.Snapshot before = cpu.snapshot();
     long start = System.nanoTime();
     List<Double> served = java.util.Collections.synchronizedList(new ArrayList<>());
-    int failed =
-        striped(
-            PODS,
-            i -> {
-              boolean ok = rig.add(pool, i).ok();
-              served.add((System.nanoTime() - start) / 1e9);
-              return ok;
-            });
+    int failed = servedOverTime(start, served, i -> rig.add(pool, i).ok());
     CURVES.putIfAbsent("warm (from its first ADD)", served);
     double seconds = (System.nanoTime() - start) / 1e9;
     double cpuSeconds = cpu.since(before, seconds).seconds().get("kipam-node");
     return new Phase(PODS / seconds, cpuSeconds / PODS * 1e3, seconds, failed);
+  }
+
+  /**
+   * The first {@link #PODS} calls, {@link #striped}; when each ended, in seconds since {@code
+   * start}, is added to {@code served}. How many calls answered false.
+   */
+  private static int servedOverTime(long start, List<Double> served, IntPredicate call)
+      throws Exception {
+    return striped(
+        PODS,
+        i -> {
+          boolean ok = call.test(i);
+          served.add((System.nanoTime() - start) / 1e9);
+          return ok;
+        });
   }
 
   /**
@@ -608,21 +616,17 @@ public class NodeStartupBenchmark {
     Matcher g = GENERATION.matcher(heap);
     double committed = 0;
     while (g.find()) {
-      committed += Long.parseLong(g.group(2)) / 1024.0;
+      committed += mib(g, 2);
       out.append(
           String.format(
-              " %s generation %.1f committed (%.1f used),",
-              g.group(1).equalsIgnoreCase("new") ? "young" : "old",
-              Long.parseLong(g.group(2)) / 1024.0,
-              Long.parseLong(g.group(3)) / 1024.0));
+              " %s generation %.1f committed (%.1f used),", generation(g), mib(g, 2), mib(g, 3)));
     }
     out.append(String.format(" heap %.1f committed;", committed));
     Matcher m = METASPACE.matcher(heap + jcmd(pid, "VM.metaspace"));
     if (m.find()) {
       out.append(
           String.format(
-              " metaspace (class space in it) %.1f committed (%.1f used);",
-              Long.parseLong(m.group(2)) / 1024.0, Long.parseLong(m.group(1)) / 1024.0));
+              " metaspace (class space in it) %.1f committed (%.1f used);", mib(m, 2), mib(m, 1)));
     }
     Matcher code = USED.matcher(jcmd(pid, "Compiler.codecache"));
     long codeKb = 0;
@@ -648,13 +652,13 @@ public class NodeStartupBenchmark {
     Map<String, Double> committed = new LinkedHashMap<>();
     Matcher m = CATEGORY.matcher(summary);
     while (m.find()) {
-      committed.put(m.group(1), Long.parseLong(m.group(3)) / 1024.0);
+      committed.put(m.group(1), mib(m, 3));
     }
     StringBuilder out =
         new StringBuilder(
             String.format(
                 "the JVM's own account (native memory tracking), committed MiB: total %.1f;",
-                total.find() ? Long.parseLong(total.group(2)) / 1024.0 : Double.NaN));
+                total.find() ? mib(total, 2) : Double.NaN));
     double rest = 0;
     for (var category : committed.entrySet()) {
       if (category.getValue() < 1) {
@@ -695,18 +699,22 @@ public class NodeStartupBenchmark {
     while (g.find()) {
       out.append(
           String.format(
-              " %s generation %.1f MiB used of %.1f,",
-              g.group(1).equalsIgnoreCase("new") ? "young" : "old",
-              Long.parseLong(g.group(3)) / 1024.0,
-              Long.parseLong(g.group(2)) / 1024.0));
+              " %s generation %.1f MiB used of %.1f,", generation(g), mib(g, 3), mib(g, 2)));
     }
     Matcher m = METASPACE.matcher(info + metaspace);
     if (m.find()) {
-      out.append(
-          String.format(
-              " metaspace %.1f MiB used of %.1f",
-              Long.parseLong(m.group(1)) / 1024.0, Long.parseLong(m.group(2)) / 1024.0));
+      out.append(String.format(" metaspace %.1f MiB used of %.1f", mib(m, 1), mib(m, 2)));
     }
     return out.toString();
+  }
+
+  /** The young or the old generation, as a {@code GENERATION} match names it. */
+  private static String generation(Matcher g) {
+    return g.group(1).equalsIgnoreCase("new") ? "young" : "old";
+  }
+
+  /** The kB of {@code m}'s group {@code group}, in MiB. */
+  private static double mib(Matcher m, int group) {
+    return Long.parseLong(m.group(group)) / 1024.0;
   }
 }

@@ -15,6 +15,7 @@ import io.kipam.system.harness.Installer;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
+import io.kipam.testing.DemoSteps;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.io.InputStream;
@@ -24,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.awaitility.Awaitility;
 
 /**
@@ -48,17 +48,13 @@ public final class Quickstart {
   private static final Duration STEP_TIMEOUT = Duration.ofSeconds(120);
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Seconds the script spent before this JVM started (the build), so times run on. */
-  private static final long OFFSET_SECONDS = Long.getLong("kipam.demo.offset", 0);
-
-  private final long started = System.nanoTime();
+  private final DemoSteps steps = new DemoSteps();
   private final Path dir;
   private final List<AutoCloseable> toStop = new ArrayList<>();
   private final List<SimulatedNode> nodes = new ArrayList<>();
   private boolean throughCnitool;
   private ControlPlane controlPlane;
   private KubernetesClient client;
-  private String step = "starting";
   private String namespace;
 
   private Quickstart(Path dir) {
@@ -83,52 +79,28 @@ public final class Quickstart {
       }
     }
     boolean stay = args.length > 0;
-    Quickstart demo = new Quickstart(Path.of(System.getProperty("kipam.demo.dir")));
-    Runtime.getRuntime().addShutdownHook(new Thread(demo::stopAll, "kipam-demo-cleanup"));
-    System.exit(demo.run(stay));
+    Quickstart demo = new Quickstart(DemoSteps.dir());
+    DemoSteps.exitWith(demo::stopAll, () -> demo.run(stay));
   }
 
   private int run(boolean stay) {
-    try {
-      System.out.println(chooseRuntime());
-      startCluster();
-      String pool = applyPool();
-      List<DemoPod> pods = givePodsAddresses(pool);
-      giveAddressesBack(pool, pods);
-      if (stay) {
-        stayUp();
-      }
-      progress("done; stopping everything the demo started");
-      return 0;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 130;
-    } catch (Exception | AssertionError e) {
-      System.out.println(
-          "kipam-demo: FAILED while "
-              + step
-              + ": "
-              + firstLine(e)
-              + " (the logs of every process are in "
-              + dir
-              + ")");
-      return 1;
-    }
-  }
-
-  private static String firstLine(Throwable e) {
-    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    return message.lines().findFirst().orElse(message);
-  }
-
-  private void progress(String what) {
-    double seconds = OFFSET_SECONDS + (System.nanoTime() - started) / 1e9;
-    System.out.printf("[%6.1fs] %s%n", seconds, what);
+    return steps.run(
+        () -> {
+          System.out.println(chooseRuntime());
+          startCluster();
+          String pool = applyPool();
+          List<DemoPod> pods = givePodsAddresses(pool);
+          giveAddressesBack(pool, pods);
+          if (stay) {
+            stayUp();
+          }
+        },
+        "the logs of every process are in " + dir);
   }
 
   /** Whether the calls go through cnitool and bridge; the line says which, and why not. */
   private String chooseRuntime() {
-    step = "choosing how to call the kipam executable";
+    steps.step("choosing how to call the kipam executable");
     if (!Exec.run("id", "-u").stdout().trim().equals("0")) {
       return "kipam-demo: not root, so no network namespaces: the kipam executable is called"
           + " directly, as a container runtime calls it";
@@ -137,11 +109,11 @@ public final class Quickstart {
       return "kipam-demo: `ip netns` does not work here: the kipam executable is called directly";
     }
     try {
-      progress("building the CNI reference tools (cnitool, bridge), or reusing them");
+      steps.progress("building the CNI reference tools (cnitool, bridge), or reusing them");
       CnitoolRuntime.tools();
     } catch (RuntimeException e) {
       return "kipam-demo: the CNI reference tools could not be built ("
-          + firstLine(e)
+          + DemoSteps.firstLine(e)
           + "): the kipam executable is called directly";
     }
     throughCnitool = true;
@@ -150,26 +122,26 @@ public final class Quickstart {
   }
 
   private void startCluster() throws Exception {
-    step = "starting the control plane";
+    steps.step("starting the control plane");
     controlPlane = ControlPlane.shared();
     client = controlPlane.client();
-    progress(
+    steps.progress(
         "control plane up (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) at "
             + controlPlane.apiServerUrl());
 
-    step = "installing kipam's CRDs from config/crd";
+    steps.step("installing kipam's CRDs from config/crd");
     KipamCrds.install(client);
-    progress("kipam's CRDs installed: IPPool, IPBlock, IPAddress");
+    steps.progress("kipam's CRDs installed: IPPool, IPBlock, IPAddress");
 
-    step = "starting kipam-operator";
+    steps.step("starting kipam-operator");
     OperatorProcess operator = new OperatorProcess(dir, controlPlane.adminKubeconfig(), client);
     toStop.add(operator);
     operator.startLeading(Map.of(), STEP_TIMEOUT);
-    progress("kipam-operator running as its own process and leading");
+    steps.progress("kipam-operator running as its own process and leading");
   }
 
   private String applyPool() throws Exception {
-    step = "applying " + POOL_FILE;
+    steps.step("applying " + POOL_FILE);
     IPPool pool;
     try (InputStream in =
         Files.newInputStream(ControlPlaneBinaries.repositoryRoot().resolve(POOL_FILE))) {
@@ -178,10 +150,10 @@ public final class Quickstart {
     client.resource(pool).create();
     String name = pool.getMetadata().getName();
     Awaitility.await().atMost(STEP_TIMEOUT).until(() -> "True".equals(condition(name, "Ready")));
-    progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
+    steps.progress("IPPool " + name + " from " + POOL_FILE + " is Ready");
 
     for (String node : List.of("node-a", "node-b")) {
-      step = "starting kipam-node on " + node;
+      steps.step("starting kipam-node on " + node);
       Fixtures.registerNode(client, node);
       DaemonProcess daemon =
           new DaemonProcess(dir, node, controlPlane.adminKubeconfig())
@@ -199,7 +171,8 @@ public final class Quickstart {
       }
       nodes.add(new SimulatedNode(node, daemon, kipam, runtime));
     }
-    progress("nodes node-a and node-b registered, kipam-node running on each, kipam installed");
+    steps.progress(
+        "nodes node-a and node-b registered, kipam-node running on each, kipam installed");
     return name;
   }
 
@@ -216,18 +189,18 @@ public final class Quickstart {
   }
 
   private List<DemoPod> givePodsAddresses(String pool) throws Exception {
-    step = "creating a namespace and " + PODS + " pods";
+    steps.step("creating a namespace and " + PODS + " pods");
     namespace = Fixtures.namespace(client, "demo");
     List<DemoPod> pods = new ArrayList<>();
     for (int i = 0; i < PODS; i++) {
       SimulatedNode node = nodes.get(i % nodes.size());
       Pod pod = Cluster.pod(client, namespace, "web-" + i, node.name());
-      step = "ADD for pod " + namespace + "/web-" + i + " on " + node.name();
+      steps.step("ADD for pod " + namespace + "/web-" + i + " on " + node.name());
       pods.add(add(pool, node, pod));
     }
-    progress(
+    steps.progress(
         PODS + " pods created and bound to the nodes; each got its address from kipam (CNI ADD)");
-    step = "waiting for the pool's counts";
+    steps.step("waiting for the pool's counts");
     awaitAllocated(pool, PODS);
     System.out.println();
     System.out.printf("  %-22s %-8s %-18s %s%n", "POD", "NODE", "IP", "SANDBOX");
@@ -284,15 +257,15 @@ public final class Quickstart {
     List<DemoPod> deleted = pods.subList(0, pods.size() / 2);
     List<DemoPod> forced = pods.subList(pods.size() / 2, pods.size());
     for (DemoPod p : deleted) {
-      step = "DEL for pod " + namespace + "/" + p.pod().getMetadata().getName();
+      steps.step("DEL for pod " + namespace + "/" + p.pod().getMetadata().getName());
       del(pool, p);
       client.resource(p.pod()).withGracePeriod(0).delete();
     }
-    progress(
+    steps.progress(
         deleted.size()
             + " pods stopped as kubelet stops them: CNI DEL, then the Pod deleted; their addresses"
             + " are free");
-    step = "force-deleting the other pods and waiting for the garbage collector";
+    steps.step("force-deleting the other pods and waiting for the garbage collector");
     for (DemoPod p : forced) {
       client.resource(p.pod()).withGracePeriod(0).delete();
     }
@@ -300,28 +273,25 @@ public final class Quickstart {
         .atMost(STEP_TIMEOUT)
         .pollInterval(Duration.ofMillis(500))
         .until(() -> addresses().isEmpty());
-    progress(
+    steps.progress(
         forced.size()
             + " pods force-deleted with no CNI DEL: Kubernetes' garbage collector removed the"
             + " IPAddresses they owned");
-    step = "waiting for the pool's counts";
+    steps.step("waiting for the pool's counts");
     awaitAllocated(pool, 0);
-    progress("every address is back in the pool");
+    steps.progress("every address is back in the pool");
     showKubectl(pool);
   }
 
   /** Waits until the pool's status counts {@code allocated} addresses (the daemons report them). */
   private void awaitAllocated(String pool, long allocated) {
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p.getStatus() != null
-                  && p.getStatus().getAllocated() != null
-                  && p.getStatus().getAllocated() == allocated;
-            });
+    DemoSteps.awaitCount(STEP_TIMEOUT, () -> allocatedOf(pool), allocated);
+  }
+
+  /** The addresses the pool's status counts; null before it counts any. */
+  private Long allocatedOf(String pool) {
+    IPPool p = client.resources(IPPool.class).withName(pool).get();
+    return p.getStatus() == null ? null : p.getStatus().getAllocated();
   }
 
   private List<IPAddress> addresses() {
@@ -329,7 +299,7 @@ public final class Quickstart {
   }
 
   private void showKubectl(String pool) {
-    step = "running kubectl";
+    steps.step("running kubectl");
     System.out.println();
     System.out.println("  $ kubectl get ipaddresses.kipam.io -A");
     System.out.print(indent(kubectl("get", "ipaddresses.kipam.io", "-A")));
@@ -354,11 +324,9 @@ public final class Quickstart {
   }
 
   private void stayUp() throws InterruptedException {
-    step = "staying up";
-    System.out.println("The cluster stays up until Ctrl-C. Explore it with:");
-    System.out.println("  export KUBECONFIG=" + controlPlane.adminKubeconfig());
-    System.out.println("  " + controlPlane.binary("kubectl") + " get ipaddresses.kipam.io -A");
-    new CountDownLatch(1).await();
+    steps.stayUp(
+        controlPlane.adminKubeconfig(),
+        controlPlane.binary("kubectl") + " get ipaddresses.kipam.io -A");
   }
 
   /** Stops every process the demo started and deletes its network namespaces; runs on exit. */
@@ -367,7 +335,8 @@ public final class Quickstart {
       try {
         toStop.get(i).close();
       } catch (Exception e) {
-        System.out.println("kipam-demo: could not stop " + toStop.get(i) + ": " + firstLine(e));
+        System.out.println(
+            "kipam-demo: could not stop " + toStop.get(i) + ": " + DemoSteps.firstLine(e));
       }
     }
     toStop.clear();

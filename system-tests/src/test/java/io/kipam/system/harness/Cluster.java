@@ -209,6 +209,22 @@ public final class Cluster {
     return spec;
   }
 
+  /** A selector of a pool's {@code nodeSelector} or {@code namespaceSelector}: one label. */
+  public static io.fabric8.kubernetes.api.model.LabelSelector matchLabel(String key, String value) {
+    return new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+        .addToMatchLabels(key, value)
+        .build();
+  }
+
+  /** {@code pod} as the API server has it now; null once it is gone. */
+  public static Pod current(KubernetesClient client, Pod pod) {
+    return client
+        .pods()
+        .inNamespace(pod.getMetadata().getNamespace())
+        .withName(pod.getMetadata().getName())
+        .get();
+  }
+
   /** A pod bound to {@code node}; with no kubelet it never runs, but it owns its addresses. */
   public static Pod pod(KubernetesClient client, String namespace, String name, String node) {
     return client.pods().inNamespace(namespace).resource(podOn(name, node).build()).create();

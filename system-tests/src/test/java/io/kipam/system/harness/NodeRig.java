@@ -181,6 +181,15 @@ public final class NodeRig implements AutoCloseable {
     return add(List.of(pool), i);
   }
 
+  /**
+   * ADD for pod {@code i}, as {@link #add}: the address it got, or null when refused; for an
+   * Awaitility {@code until(() -> rig.ipOrNull(pool, i), ip -> ip != null)}.
+   */
+  public String ipOrNull(String pool, int i) {
+    CniCall.Outcome outcome = add(pool, i);
+    return outcome.ok() ? outcome.ip() : null;
+  }
+
   /** ADD for pod {@code i} with one address from each of {@code pools}, as {@link #add}. */
   public CniCall.Outcome add(List<String> pools, int i) {
     try {

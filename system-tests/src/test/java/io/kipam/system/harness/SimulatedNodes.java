@@ -12,7 +12,6 @@ import io.kipam.api.net.IpAddress;
 import io.kipam.api.net.PoolLayout;
 import io.kipam.api.net.ResourceNames;
 import io.kipam.api.v1alpha1.IPAddress;
-import io.kipam.api.v1alpha1.IPAddressSpec;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.api.v1alpha1.IPPool;
@@ -226,30 +225,17 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   private void create(Sim sim, IpAddress ip, String namespace) {
-    IPAddress address = new IPAddress();
-    address.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(ResourceNames.addressName(pool, ip))
-            .withNamespace(namespace)
-            .withLabels(
-                Map.of(
-                    ApiConstants.LABEL_POOL,
-                    pool,
-                    ApiConstants.LABEL_NODE,
-                    sim.node,
-                    ApiConstants.LABEL_BLOCK,
-                    ResourceNames.blockLabel(sim.slot)))
-            .build());
-    IPAddressSpec spec = new IPAddressSpec();
-    spec.setIp(ip.toString());
-    spec.setPool(pool);
-    spec.setBlock(ResourceNames.blockName(pool, sim.slot));
-    spec.setNode(sim.node);
-    spec.setNetwork("sim");
-    spec.setPod(new PodReference("sim-" + ip.toString().replace('.', '-'), "sim-uid-" + ip));
-    spec.setContainerID("sim-" + ip.hashCode());
-    spec.setInterfaceName("eth0");
-    address.setSpec(spec);
+    IPAddress address =
+        HandWrittenAddresses.of(
+            HandWrittenAddresses.meta(namespace, pool, ip, sim.node, sim.slot),
+            HandWrittenAddresses.spec(
+                pool,
+                ip,
+                sim.slot,
+                sim.node,
+                "sim",
+                new PodReference("sim-" + ip.toString().replace('.', '-'), "sim-uid-" + ip),
+                "sim-" + ip.hashCode()));
     client.resource(address).create();
   }
 

@@ -7,6 +7,7 @@ import io.kipam.api.v1alpha1.BlockRelease;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.api.v1alpha1.ReleaseState;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ProductDefaults;
 import io.kipam.testing.Variants;
@@ -18,8 +19,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -30,7 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * of its own ({@link OwnControlPlane}). The daemon is played ({@link Kipam}): its report of an
  * empty block and its Ready answer, written with kipam-node's own writers.
  */
-@Execution(ExecutionMode.CONCURRENT)
+@BesideTheSuite
 class BlockIdleWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
@@ -67,7 +66,6 @@ class BlockIdleWithPlayedDaemonIT {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("blockIdle")
-  @Execution(ExecutionMode.SAME_THREAD)
   void anEmptyBlockIsAskedForOnlyOnceItHasBeenEmptyForTheIdleDelay(Map<String, String> idle)
       throws Exception {
     Duration delay = cluster.startOperator(idle).blockIdleDelay();

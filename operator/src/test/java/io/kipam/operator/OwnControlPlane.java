@@ -8,9 +8,9 @@ import java.util.Map;
 
 /**
  * A control plane of a test class's own, with kipam's CRDs, one registered Node and an in-JVM
- * operator per test: for a class that runs beside the rest of the suite ({@code @Execution
- * CONCURRENT}; docs/development.md, "Waiting beside the suite"), which must share neither the JVM's
- * control plane nor its operators with the classes running meanwhile.
+ * operator per test: for a class that runs beside the rest of the suite ({@link
+ * io.kipam.testing.BesideTheSuite}), which must share neither the JVM's control plane nor its
+ * operators with the classes running meanwhile.
  */
 final class OwnControlPlane implements AutoCloseable {
 

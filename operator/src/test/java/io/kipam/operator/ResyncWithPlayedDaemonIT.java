@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.kipam.api.v1alpha1.IPPool;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ProductDefaults;
 import io.kipam.testing.Variants;
@@ -17,8 +18,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -34,7 +33,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * test waits minutes, so the class runs beside the rest of the suite on a control plane of its own
  * ({@link OwnControlPlane}).
  */
-@Execution(ExecutionMode.CONCURRENT)
+@BesideTheSuite
 class ResyncWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -66,7 +65,6 @@ class ResyncWithPlayedDaemonIT {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("resync")
-  @Execution(ExecutionMode.SAME_THREAD)
   void aDuplicateShowsOnItsPoolWithinAnAuditAndAResyncInterval(Map<String, String> resync)
       throws Exception {
     Map<String, String> settings = new HashMap<>(Map.of("KIPAM_AUDIT_SECONDS", "2"));

@@ -18,7 +18,7 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
-import io.kipam.testing.ControlPlane;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,6 +52,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * kill lands, which namespace or pod is the victim and in what order pods go are drawn from a seed
  * printed at the start (rerun one with {@code -Dkipam.seed=<seed>}).
  */
+@BesideTheSuite
 class AttachmentLifecycleIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -60,9 +61,12 @@ class AttachmentLifecycleIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
-  private final KubernetesClient client = ControlPlane.shared().client();
+  private final KubernetesClient client = SYSTEM.client();
   private final SeededRandom random = new SeededRandom();
-  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
+
+  @RegisterExtension
+  static final SystemTest SYSTEM = SystemTest.withOperator().onItsOwnControlPlane();
+
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("attach");
   private String pool;
   private NodeRig rig;

@@ -16,7 +16,7 @@ import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.system.harness.SystemTest;
-import io.kipam.testing.ControlPlane;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,9 +41,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  * processes; pods over three namespaces; slots claimed Exclusive only ({@code KIPAM_SHARED_SLOTS}
  * off), no idle moves.
  */
+@BesideTheSuite
 class PoolDemandIT {
 
-  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
+  @RegisterExtension
+  static final SystemTest SYSTEM = SystemTest.againstControlPlane().onItsOwnControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Duration RETRY_EVERY = Duration.ofSeconds(2);
@@ -63,7 +65,7 @@ class PoolDemandIT {
    */
   private static final int[] PODS = {30, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client = ControlPlane.shared().client();
+  private final KubernetesClient client = SYSTEM.client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("demand");
   private OperatorProcess operator;

@@ -16,11 +16,10 @@ import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.PlayedOperator;
 import io.kipam.system.harness.TimerFamilies;
+import io.kipam.testing.BesideTheSuite;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -32,10 +31,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * operator writes it ({@link PlayedOperator}).
  *
  * <p>Each variant runs on a control plane of its own, so the class runs beside the rest of the
- * suite ({@code CONCURRENT}; docs/development.md, "Waiting beside the suite"): at the defaults most
- * of its time is waiting.
+ * suite ({@link BesideTheSuite}): at the defaults most of its time is waiting.
  */
-@Execution(ExecutionMode.CONCURRENT)
+@BesideTheSuite
 class ReleaseAbandonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -59,7 +57,6 @@ class ReleaseAbandonIT {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("io.kipam.system.harness.TimerFamilies#releaseAbandon")
-  @Execution(ExecutionMode.SAME_THREAD)
   void aRoundWhoseOperatorNeverComesBackIsTakenBackByTheDaemon(Map<String, String> abandon)
       throws Exception {
     processes = KipamProcesses.onFreshControlPlane("abandon");

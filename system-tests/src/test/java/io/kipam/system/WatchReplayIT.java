@@ -11,6 +11,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.NodeUnderTest;
 import io.kipam.system.harness.SystemTest;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.nio.file.Path;
@@ -26,16 +27,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * missed). N must keep X: no third pod gets it, CHECK of N passes, and N's DEL removes its object.
  * Ten rounds, each with its own restart.
  */
+@BesideTheSuite
 class WatchReplayIT {
 
   /** Makes the test's pools Ready and keeps their status, as in a cluster. */
-  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
+  @RegisterExtension
+  static final SystemTest SYSTEM = SystemTest.withOperator().onItsOwnControlPlane();
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;
 
-  private final KubernetesClient client = ControlPlane.shared().client();
-  private final ControlPlane controlPlane = ControlPlane.shared();
+  private final KubernetesClient client = SYSTEM.client();
+  private final ControlPlane controlPlane = SYSTEM.controlPlane();
 
   @Test
   void aReplayedDeleteOfTheOldHolderNeverTakesTheAddressFromTheNewOne() throws Exception {

@@ -27,7 +27,13 @@ public final class Fixtures {
     return prefix + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
   }
 
-  private static volatile String testNetwork = uniqueName("net");
+  private static final InheritableThreadLocal<String> testNetwork =
+      new InheritableThreadLocal<>() {
+        @Override
+        protected String initialValue() {
+          return uniqueName("net");
+        }
+      };
 
   /**
    * The isolated network ({@code spec.network}) of the pools a test makes without naming one: one
@@ -35,14 +41,16 @@ public final class Fixtures {
    * ControlPlaneExtension}. The tests of a module share one control plane, so pools of different
    * tests may overlap without the operator refusing either; the pools of one test share a network,
    * as the pools of one interface do (kipam-node refuses a configuration whose pools are of two
-   * networks).
+   * networks). It is the test thread's (and inherited by the threads it starts), so that a class
+   * running beside the others ({@link BesideTheSuite}) keeps its own.
    */
   public static String testNetwork() {
-    return testNetwork;
+    return testNetwork.get();
   }
 
-  static void newTestNetwork() {
-    testNetwork = uniqueName("net");
+  /** A new {@link #testNetwork} for the calling thread's next test. */
+  public static void newTestNetwork() {
+    testNetwork.set(uniqueName("net"));
   }
 
   /**

@@ -36,9 +36,8 @@ final class ClassOperator implements AutoCloseable {
     supervisor.scheduleWithFixedDelay(this::startIfExited, 500, 500, TimeUnit.MILLISECONDS);
   }
 
-  /** Starts the operator on the shared control plane and waits until it leads. */
-  static ClassOperator start(String className) throws IOException {
-    ControlPlane controlPlane = ControlPlane.shared();
+  /** Starts the operator on {@code controlPlane} and waits until it leads. */
+  static ClassOperator start(String className, ControlPlane controlPlane) throws IOException {
     Path dir = Files.createTempDirectory("kipam-operator-" + className);
     OperatorProcess operator =
         new OperatorProcess(dir, controlPlane.adminKubeconfig(), controlPlane.client());

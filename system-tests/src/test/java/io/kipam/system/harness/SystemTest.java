@@ -3,6 +3,8 @@ package io.kipam.system.harness;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneExtension;
+import io.kipam.testing.Fixtures;
+import io.kipam.testing.KipamCrds;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -28,7 +30,8 @@ import org.junit.jupiter.api.extension.TestWatcher;
  * create Ready and is started again within a second if a test kills it. Each test gets the pools'
  * network of its own, and the processes it starts through {@link #processesOfEachTest} are stopped
  * after it. It injects {@link ControlPlane} and {@link KubernetesClient} parameters, and a failed
- * test keeps the control plane's logs.
+ * test keeps the control plane's logs. {@link #onItsOwnControlPlane} does the same on a control
+ * plane of the class's own, for a class that runs beside the others.
  */
 public final class SystemTest
     implements BeforeAllCallback,
@@ -40,17 +43,20 @@ public final class SystemTest
 
   private final ControlPlaneExtension controlPlane = new ControlPlaneExtension();
   private final boolean operatorPerClass;
+  private final boolean ownControlPlane;
+  private ControlPlane own;
   private ClassOperator operator;
   private final List<KipamProcesses> pending = new ArrayList<>();
   private final List<KipamProcesses> opened = new ArrayList<>();
 
-  private SystemTest(boolean operatorPerClass) {
+  private SystemTest(boolean operatorPerClass, boolean ownControlPlane) {
     this.operatorPerClass = operatorPerClass;
+    this.ownControlPlane = ownControlPlane;
   }
 
   /** The shared control plane with kipam's CRDs; the tests start what else they need. */
   public static SystemTest againstControlPlane() {
-    return new SystemTest(false);
+    return new SystemTest(false, false);
   }
 
   /**
@@ -59,7 +65,33 @@ public final class SystemTest
    * blocks sees only the releases it drives itself; tests about releases start their own.
    */
   public static SystemTest withOperator() {
-    return new SystemTest(true);
+    return new SystemTest(true, false);
+  }
+
+  /**
+   * The same, on a control plane of the class's own (started before the class, with kipam's CRDs,
+   * and stopped after it) instead of the JVM's shared one: for a class that runs beside the others
+   * ({@link io.kipam.testing.BesideTheSuite}). Its tests take the control plane from {@link
+   * #controlPlane} and {@link #client}.
+   */
+  public SystemTest onItsOwnControlPlane() {
+    return new SystemTest(operatorPerClass, true);
+  }
+
+  /** The control plane of the class's tests: the JVM's shared one, or the class's own. */
+  public ControlPlane controlPlane() {
+    if (!ownControlPlane) {
+      return ControlPlane.shared();
+    }
+    if (own == null) {
+      throw new IllegalStateException("the class's control plane starts before its tests");
+    }
+    return own;
+  }
+
+  /** The administrator's client of {@link #controlPlane}. */
+  public KubernetesClient client() {
+    return controlPlane().client();
   }
 
   /**
@@ -75,31 +107,38 @@ public final class SystemTest
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
-    controlPlane.beforeAll(context);
-    io.kipam.testing.KipamCrds.install(ControlPlane.shared().client());
+    if (ownControlPlane) {
+      Fixtures.newTestNetwork();
+      own = ControlPlane.fresh();
+    } else {
+      controlPlane.beforeAll(context);
+    }
+    KipamCrds.install(controlPlane().client());
     if (operatorPerClass) {
-      operator = ClassOperator.start(context.getDisplayName());
+      operator = ClassOperator.start(context.getDisplayName(), controlPlane());
     }
   }
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
-    if (operator != null) {
-      operator.close();
-    }
+    Close.all(operator, own);
   }
 
   @Override
   public void beforeEach(ExtensionContext context) throws Exception {
-    controlPlane.beforeEach(context);
+    if (ownControlPlane) {
+      Fixtures.newTestNetwork();
+    } else {
+      controlPlane.beforeEach(context);
+    }
     List<KipamProcesses> toOpen;
     synchronized (this) {
       toOpen = List.copyOf(pending);
       pending.clear();
     }
-    ControlPlane shared = ControlPlane.shared();
+    ControlPlane current = controlPlane();
     for (KipamProcesses processes : toOpen) {
-      processes.open(shared, shared.client());
+      processes.open(current, current.client());
       opened.add(processes);
     }
   }
@@ -117,12 +156,12 @@ public final class SystemTest
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return controlPlane.resolveParameter(parameter, context);
+    return parameter.getParameter().getType() == ControlPlane.class ? controlPlane() : client();
   }
 
   @Override
   public void testFailed(ExtensionContext context, Throwable cause) {
-    controlPlane.testFailed(context, cause);
+    ControlPlaneExtension.keepLogs(controlPlane(), context);
   }
 
   /** SIGKILLs the class's operator; it is started again within a second. */

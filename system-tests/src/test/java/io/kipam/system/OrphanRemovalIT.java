@@ -16,6 +16,7 @@ import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.TimerFamilies;
+import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.KipamCrds;
 import java.time.Duration;
@@ -26,8 +27,6 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -44,8 +43,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>its block was deleted by hand, its finalizer taken off: kipam-operator's audit deletes it
  *       ({@code OrphanRemoved}), and it stays Terminating ({@code AttachmentKept}) while its pod
  *       exists, going when the pod is deleted;
- *   <li>its Node is gone (the daemon stopped, the Node object deleted): kipam-operator removes it
- *       at once, ending the attachment no daemon can end.
+ *   <li>its Node is gone with its pod (the daemon stopped, the Pod deleted as the pod garbage
+ *       collector deletes the Pods of a deleted Node, the Node object deleted): kipam-operator
+ *       removes it as an orphan of its Pod and ends, in the same removal, the attachment no daemon
+ *       can end.
  * </ul>
  *
  * An address whose owner reference names a UID no Pod has, while the Pod its {@code spec.pod} names
@@ -59,7 +60,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * own, so the class runs beside the rest of the suite (docs/development.md, "Waiting beside the
  * suite").
  */
-@Execution(ExecutionMode.CONCURRENT)
+@BesideTheSuite
 class OrphanRemovalIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(90);
@@ -91,7 +92,6 @@ class OrphanRemovalIT {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("io.kipam.system.harness.TimerFamilies#orphanAudits")
-  @Execution(ExecutionMode.SAME_THREAD)
   void everyKindOfOrphanIsRemovedWithAnEventAndNoLiveAddressIs(TimerFamilies.OrphanAudits audits)
       throws Exception {
     processes = new KipamProcesses(controlPlane, client, "orphan");
@@ -151,8 +151,11 @@ class OrphanRemovalIT {
                 client.resources(IPBlock.class).withName(block.getMetadata().getName()).get()
                     == null);
 
-    // The Node gone: its daemon stopped and its Node object deleted.
+    // The Node gone with its pod, as a cloud node vanishes: its daemon stopped, its Pod deleted as
+    // kube-controller-manager's pod garbage collector deletes the Pods of a deleted Node (without
+    // a DEL), its Node object deleted.
     doomed.close();
+    doomed.deletePod(13);
     client.nodes().withName(doomed.node).delete();
 
     expectReleasedByItsNode(podGone, "does not exist");
@@ -161,7 +164,9 @@ class OrphanRemovalIT {
         "its IPBlock " + block.getMetadata().getName() + " does not exist",
         handBlock,
         12);
-    expectRemoved(nodeGone, "its Node " + doomed.node + " does not exist");
+    // An orphan of its Pod, found first; its attachment ended in the same removal, since no daemon
+    // is left to end it: gone, not Terminating.
+    expectRemoved(nodeGone, "its Pod " + nodeGone.getMetadata().getNamespace() + "/" + doomed.node);
 
     IPAddress untouched =
         client

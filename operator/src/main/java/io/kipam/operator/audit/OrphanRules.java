@@ -48,14 +48,17 @@ public final class OrphanRules {
 
   /**
    * What removing an orphan takes: a delete, unless it is being deleted already; and the removal of
-   * {@code kipam.io/attachment}, only when its Node is gone (on a live Node the daemon removes it
-   * once the attachment is over).
+   * {@code kipam.io/attachment}, only when its Node is gone, whatever the verdict names first (on a
+   * live Node the daemon removes it once the attachment is over; a Node that vanished took its
+   * daemon with it, and usually its Pods, which makes its addresses orphans of their Pod).
    */
   public record Removal(boolean delete, boolean endAttachment) {
 
-    public static Removal of(IPAddress address, Verdict verdict) {
-      return new Removal(
-          !deleting(address), verdict.reason() == OrphanReason.NODE && attached(address));
+    public static Removal of(IPAddress address, Verdict verdict, Facts facts) {
+      String node = address.getSpec().getNode();
+      boolean nodeGone =
+          verdict.reason() == OrphanReason.NODE || (node != null && !facts.nodeExists(node));
+      return new Removal(!deleting(address), nodeGone && attached(address));
     }
   }
 

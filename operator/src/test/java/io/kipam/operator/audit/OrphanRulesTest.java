@@ -181,7 +181,7 @@ class OrphanRulesTest {
   void aLiveAddressOfAGoneNodeIsDeletedAndItsAttachmentEnded() {
     IPAddress a = address("pod-1", true);
     a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
         .isEqualTo(new OrphanRules.Removal(true, true));
   }
 
@@ -189,8 +189,27 @@ class OrphanRulesTest {
   void aTerminatingAddressOfAGoneNodeOnlyHasItsAttachmentEnded() {
     IPAddress a =
         terminating(address("pod-1", true), "example.com/keep", ApiConstants.FINALIZER_ATTACHMENT);
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
         .isEqualTo(new OrphanRules.Removal(false, true));
+  }
+
+  /**
+   * A Node that vanished with its pods (kube-controller-manager's pod GC deletes the pods of a
+   * deleted Node): its addresses are orphans of their Pod, found first, and no daemon is left to
+   * end their attachment, so the removal ends it too. Left to the daemon, the address stayed
+   * Terminating until a later audit found it again as an orphan of its Node, at the defaults two
+   * orphan graces (20 minutes) after the Node went.
+   */
+  @Test
+  void anOrphanOfAPodOnAGoneNodeHasItsAttachmentEndedWithItsDelete() {
+    Cluster c = new Cluster();
+    c.nodes.clear();
+    IPAddress a = address("pod-1", true);
+    a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
+    OrphanRules.Verdict verdict = OrphanRules.classify(a, c).orElseThrow();
+    assertThat(verdict.reason()).isEqualTo(OrphanReason.POD);
+    assertThat(OrphanRules.Removal.of(a, verdict, c))
+        .isEqualTo(new OrphanRules.Removal(true, true));
   }
 
   @Test
@@ -198,7 +217,7 @@ class OrphanRulesTest {
     for (OrphanReason reason : List.of(OrphanReason.POD, OrphanReason.BLOCK)) {
       IPAddress a = address("pod-1", true);
       a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
-      assertThat(OrphanRules.Removal.of(a, verdict(reason)))
+      assertThat(OrphanRules.Removal.of(a, verdict(reason), withLivePod()))
           .as("%s", reason)
           .isEqualTo(new OrphanRules.Removal(true, false));
     }
@@ -208,8 +227,15 @@ class OrphanRulesTest {
   void anAddressWithoutTheFinalizerHasNoAttachmentToEnd() {
     IPAddress a = address("pod-1", true);
     assertThat(AddressLifecycle.attached(a)).isFalse();
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE)))
+    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
         .isEqualTo(new OrphanRules.Removal(true, false));
+  }
+
+  /** A cluster without the address's Node. */
+  private static Cluster goneNode() {
+    Cluster c = new Cluster();
+    c.nodes.clear();
+    return c;
   }
 
   private static OrphanRules.Verdict verdict(OrphanReason reason) {

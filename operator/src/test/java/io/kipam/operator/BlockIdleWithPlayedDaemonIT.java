@@ -15,10 +15,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -34,22 +32,7 @@ class BlockIdleWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(30);
   private static final AtomicInteger SUBNET = new AtomicInteger();
-  private static OwnControlPlane cluster;
-
-  @BeforeAll
-  static void startControlPlane() {
-    cluster = new OwnControlPlane();
-  }
-
-  @AfterEach
-  void stopOperator() {
-    cluster.stopOperator();
-  }
-
-  @AfterAll
-  static void stopControlPlane() {
-    cluster.close();
-  }
+  @RegisterExtension static final OwnControlPlane CLUSTER = new OwnControlPlane();
 
   /** How long a block must have been empty before it is asked for: 3 s, and the default. */
   static Stream<Named<Map<String, String>>> blockIdle() {
@@ -60,7 +43,7 @@ class BlockIdleWithPlayedDaemonIT {
   }
 
   private static BlockRelease release(String block) {
-    IPBlock current = cluster.kipam.block(block);
+    IPBlock current = CLUSTER.kipam.block(block);
     return current == null || current.getStatus() == null ? null : current.getStatus().getRelease();
   }
 
@@ -68,13 +51,13 @@ class BlockIdleWithPlayedDaemonIT {
   @MethodSource("blockIdle")
   void anEmptyBlockIsAskedForOnlyOnceItHasBeenEmptyForTheIdleDelay(Map<String, String> idle)
       throws Exception {
-    Duration delay = cluster.startOperator(idle).blockIdleDelay();
+    Duration delay = CLUSTER.startOperator(idle).blockIdleDelay();
     String base = "10.71." + SUBNET.incrementAndGet();
-    IPPool pool = cluster.kipam.checkedPool(Fixtures.uniqueName("idle"), base + ".0/24", WITHIN);
+    IPPool pool = CLUSTER.kipam.checkedPool(Fixtures.uniqueName("idle"), base + ".0/24", WITHIN);
     String name =
-        cluster.kipam.claimBlock(pool, base + ".0/28", cluster.node).getMetadata().getName();
+        CLUSTER.kipam.claimBlock(pool, base + ".0/28", CLUSTER.node).getMetadata().getName();
     long reported = System.nanoTime();
-    cluster.kipam.reportAllocated(name, 0);
+    CLUSTER.kipam.reportAllocated(name, 0);
 
     await()
         .during(delay.minusSeconds(1))
@@ -91,7 +74,7 @@ class BlockIdleWithPlayedDaemonIT {
     assertThat(asked).as("asked for before the idle delay").isGreaterThanOrEqualTo(delay);
     assertThat(release(name).getReason()).contains(delay.toSeconds() + "s");
 
-    cluster.kipam.answer(name, ReleaseState.Ready, "empty");
-    await().atMost(WITHIN).until(() -> cluster.kipam.block(name) == null);
+    CLUSTER.kipam.answer(name, ReleaseState.Ready, "empty");
+    await().atMost(WITHIN).until(() -> CLUSTER.kipam.block(name) == null);
   }
 }

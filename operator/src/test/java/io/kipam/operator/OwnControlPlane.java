@@ -5,32 +5,39 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
 import java.util.Map;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A control plane of a test class's own, with kipam's CRDs, one registered Node and an in-JVM
- * operator per test: for a class that runs beside the rest of the suite ({@link
- * io.kipam.testing.BesideTheSuite}), which must share neither the JVM's control plane nor its
- * operators with the classes running meanwhile.
+ * operator per test, on a static field of the class:
+ *
+ * <pre>{@code
+ * @RegisterExtension static final OwnControlPlane CLUSTER = new OwnControlPlane();
+ * }</pre>
+ *
+ * For a class that runs beside the rest of the suite ({@link io.kipam.testing.BesideTheSuite}),
+ * which must share neither the JVM's control plane nor its operators with the classes running
+ * meanwhile. The control plane starts before the class and stops after it; the operator a test
+ * starts stops after the test.
  */
-final class OwnControlPlane implements AutoCloseable {
+final class OwnControlPlane implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
 
-  final ControlPlane controlPlane;
-  final KubernetesClient client;
-  final Kipam kipam;
+  ControlPlane controlPlane;
+  KubernetesClient client;
+  Kipam kipam;
   final String node = Fixtures.uniqueName("node");
   private RunningOperator operator;
 
-  OwnControlPlane() {
+  @Override
+  public void beforeAll(ExtensionContext context) {
     controlPlane = ControlPlane.fresh();
-    try {
-      client = controlPlane.client();
-      KipamCrds.install(client);
-      kipam = new Kipam(client);
-      Fixtures.registerNode(client, node);
-    } catch (RuntimeException | Error e) {
-      controlPlane.close();
-      throw e;
-    }
+    client = controlPlane.client();
+    KipamCrds.install(client);
+    kipam = new Kipam(client);
+    Fixtures.registerNode(client, node);
   }
 
   /**
@@ -43,7 +50,7 @@ final class OwnControlPlane implements AutoCloseable {
     return RunningOperator.settings(controlPlane, overrides);
   }
 
-  void stopOperator() {
+  private void stopOperator() {
     if (operator != null) {
       operator.close();
       operator = null;
@@ -51,11 +58,18 @@ final class OwnControlPlane implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public void afterEach(ExtensionContext context) {
+    stopOperator();
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
     try {
       stopOperator();
     } finally {
-      controlPlane.close();
+      if (controlPlane != null) {
+        controlPlane.close();
+      }
     }
   }
 }

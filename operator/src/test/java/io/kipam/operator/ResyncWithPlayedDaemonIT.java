@@ -14,10 +14,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -38,22 +36,7 @@ class ResyncWithPlayedDaemonIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final AtomicInteger SUBNET = new AtomicInteger();
-  private static OwnControlPlane cluster;
-
-  @BeforeAll
-  static void startControlPlane() {
-    cluster = new OwnControlPlane();
-  }
-
-  @AfterEach
-  void stopOperator() {
-    cluster.stopOperator();
-  }
-
-  @AfterAll
-  static void stopControlPlane() {
-    cluster.close();
-  }
+  @RegisterExtension static final OwnControlPlane CLUSTER = new OwnControlPlane();
 
   /** Every object reconciled at least every 2 s, and at the default. */
   static Stream<Named<Map<String, String>>> resync() {
@@ -69,9 +52,9 @@ class ResyncWithPlayedDaemonIT {
       throws Exception {
     Map<String, String> settings = new HashMap<>(Map.of("KIPAM_AUDIT_SECONDS", "2"));
     settings.putAll(resync);
-    OperatorSettings running = cluster.startOperator(settings);
-    Kipam kipam = cluster.kipam;
-    String node = cluster.node;
+    OperatorSettings running = CLUSTER.startOperator(settings);
+    Kipam kipam = CLUSTER.kipam;
+    String node = CLUSTER.node;
     String base = "10.62." + SUBNET.incrementAndGet();
     IPPool pool =
         kipam.createPool(
@@ -79,8 +62,8 @@ class ResyncWithPlayedDaemonIT {
     String poolName = pool.getMetadata().getName();
     String block = kipam.claimBlock(pool, base + ".0/28", node).getMetadata().getName();
     String ip = base + ".5";
-    String first = Fixtures.namespace(cluster.client, "resync-a");
-    String second = Fixtures.namespace(cluster.client, "resync-b");
+    String first = Fixtures.namespace(CLUSTER.client, "resync-a");
+    String second = Fixtures.namespace(CLUSTER.client, "resync-b");
     kipam.allocateTo(first, poolName, block, node, ip, kipam.pod(first, "one"), true);
     kipam.allocateTo(second, poolName, block, node, ip, kipam.pod(second, "two"), true);
     long written = System.nanoTime();

@@ -18,7 +18,6 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
-import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,7 +51,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * kill lands, which namespace or pod is the victim and in what order pods go are drawn from a seed
  * printed at the start (rerun one with {@code -Dkipam.seed=<seed>}).
  */
-@BesideTheSuite
 class AttachmentLifecycleIT {
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -64,8 +62,7 @@ class AttachmentLifecycleIT {
   private final KubernetesClient client = SYSTEM.client();
   private final SeededRandom random = new SeededRandom();
 
-  @RegisterExtension
-  static final SystemTest SYSTEM = SystemTest.withOperator().onItsOwnControlPlane();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
 
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("attach");
   private String pool;

@@ -13,18 +13,25 @@ import io.kipam.api.v1alpha1.IPPoolSpec;
 import io.kipam.system.harness.Close;
 import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.KipamProcesses;
+import io.kipam.system.harness.OperatorProcess;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
+import io.kipam.testing.ProductDefaults;
+import io.kipam.testing.Variants;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * kube-scheduler places pods by the {@code kipam.io/ip} kipam-operator publishes on Nodes. A
@@ -42,6 +49,7 @@ class NodeCapacityIT {
   private static ControlPlane controlPlane;
   private static KubernetesClient client;
   private static KipamProcesses processes;
+  private static int subnets;
 
   @BeforeAll
   static void startCluster() throws Exception {
@@ -49,7 +57,6 @@ class NodeCapacityIT {
     client = controlPlane.client();
     KipamCrds.install(client);
     processes = new KipamProcesses(controlPlane, client, "capacity");
-    processes.leadingOperator(Map.of("KIPAM_CAPACITY_SECONDS", "2"), WITHIN);
   }
 
   @AfterAll
@@ -57,13 +64,33 @@ class NodeCapacityIT {
     Close.all(processes, controlPlane);
   }
 
-  @Test
-  void theSchedulerPlacesPodsWhereThePoolHasAddressesAndNowhereElse() throws Exception {
+  /** How often kipam-operator brings {@code kipam.io/ip} up to date: 2 s, and the default. */
+  static Stream<Named<Map<String, String>>> capacity() {
+    return Variants.<Map<String, String>>family("kipam-operator capacity")
+        .shortened("capacity every 2 s", Map.of("KIPAM_CAPACITY_SECONDS", "2"))
+        .defaults(ProductDefaults.of("KIPAM_CAPACITY_SECONDS"))
+        .draw();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("capacity")
+  void theSchedulerPlacesPodsWhereThePoolHasAddressesAndNowhereElse(Map<String, String> capacity)
+      throws Exception {
+    // An operator of this variant's only: stopped after it, so that none is left leading.
+    try (OperatorProcess operator = processes.leadingOperator(capacity, WITHIN)) {
+      System.out.printf(
+          "kipam.io/ip brought up to date every %s%n", operator.settings().capacityInterval());
+      placesPods();
+    }
+  }
+
+  private void placesPods() throws Exception {
     String a = Fixtures.uniqueName("node-a");
     String b = Fixtures.uniqueName("node-b");
     register(a, true);
     register(b, false);
-    IPPoolSpec spec = Cluster.spec("10.211.0.0/29", 29, 0);
+    // A pool of this variant's own: pools of one network may not overlap.
+    IPPoolSpec spec = Cluster.spec("10.211." + subnets++ + ".0/29", 29, 0);
     spec.setNodeSelector(Cluster.matchLabel(LABEL, "yes"));
     // The default network, whose resource is kipam.io/ip.
     Cluster.poolOnItsNetworkReadiedByOperator(client, Fixtures.uniqueName("capacity"), spec);
@@ -73,7 +100,7 @@ class NodeCapacityIT {
     // 1. Six pods fit on A; the seventh stays Pending for want of kipam.io/ip.
     List<Pod> pods = new ArrayList<>();
     for (int i = 0; i < 7; i++) {
-      pods.add(pod(processes.namespaces.get(i % 3), "p" + i));
+      pods.add(pod(processes.namespaces.get(i % 3), Fixtures.uniqueName("p" + i)));
     }
     await()
         .atMost(WITHIN)
@@ -102,7 +129,7 @@ class NodeCapacityIT {
         (System.nanoTime() - deleted) / 1e9);
 
     // 2. B gets no such pod until it carries the label; then within seconds it does.
-    Pod eighth = pod(processes.namespaces.get(1), "p7");
+    Pod eighth = pod(processes.namespaces.get(1), Fixtures.uniqueName("p7"));
     await()
         .atMost(WITHIN)
         .untilAsserted(

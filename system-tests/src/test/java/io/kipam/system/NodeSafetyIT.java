@@ -20,7 +20,9 @@ import io.kipam.system.harness.Cluster;
 import io.kipam.system.harness.CniCall;
 import io.kipam.system.harness.DaemonProcess;
 import io.kipam.system.harness.Installer;
+import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.NodeUnderTest;
+import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.system.harness.SystemTest;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
@@ -142,7 +144,15 @@ class NodeSafetyIT {
     Pod a = Cluster.pod(client, namespaces.get(0), Fixtures.uniqueName("net-a-pod"), node);
     Pod b = Cluster.pod(client, namespaces.get(1), Fixtures.uniqueName("net-b-pod"), node);
     long added = System.nanoTime();
-    String ipA = call("ADD", a, "c-net-a", "net-a", pool).ip();
+    // The pool is Ready; the daemon, just restarted, may not have seen it yet: that answer (101,
+    // "not Ready") alone is tried again, as a runtime tries a failed sandbox again.
+    String ipA =
+        new RuntimeRetries()
+            .call(
+                () -> call("ADD", a, "c-net-a", "net-a", pool),
+                NodeRig::poolNotReadyYet,
+                NodeRig.POOL_NOT_READY_WITHIN)
+            .ip();
     String ipB = call("ADD", b, "c-net-b", "net-b", pool).ip();
 
     // GC of net-a listing none of its attachments: net-a's address goes once it is older than the

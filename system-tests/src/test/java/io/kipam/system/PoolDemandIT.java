@@ -16,7 +16,6 @@ import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.system.harness.SystemTest;
-import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,11 +40,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * processes; pods over three namespaces; slots claimed Exclusive only ({@code KIPAM_SHARED_SLOTS}
  * off), no idle moves.
  */
-@BesideTheSuite
 class PoolDemandIT {
 
-  @RegisterExtension
-  static final SystemTest SYSTEM = SystemTest.againstControlPlane().onItsOwnControlPlane();
+  @RegisterExtension static final SystemTest SYSTEM = SystemTest.againstControlPlane();
 
   private static final Duration WITHIN = Duration.ofSeconds(60);
   private static final Duration RETRY_EVERY = Duration.ofSeconds(2);

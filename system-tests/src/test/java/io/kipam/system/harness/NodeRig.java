@@ -202,10 +202,10 @@ public final class NodeRig implements AutoCloseable {
   }
 
   /** How long {@link #add} tries again while the daemon has not yet seen a pool Ready. */
-  static final java.time.Duration POOL_NOT_READY_WITHIN = java.time.Duration.ofSeconds(10);
+  public static final java.time.Duration POOL_NOT_READY_WITHIN = java.time.Duration.ofSeconds(10);
 
   /** The daemon's answer for a pool whose Ready has not reached its watch yet. */
-  static boolean poolNotReadyYet(CniCall.Outcome outcome) {
+  public static boolean poolNotReadyYet(CniCall.Outcome outcome) {
     return RuntimeRetries.code(outcome) == 101 && outcome.stdout().contains("is not Ready");
   }
 

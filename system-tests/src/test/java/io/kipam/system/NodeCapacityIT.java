@@ -44,6 +44,10 @@ class NodeCapacityIT {
 
   private static final String RESOURCE = "kipam.io/ip";
   private static final String LABEL = "example.com/secondary-network";
+
+  /** The label value of this variant's nodes: the pools of other variants select none of them. */
+  private static String selected;
+
   private static final Duration WITHIN = Duration.ofSeconds(60);
 
   private static ControlPlane controlPlane;
@@ -80,18 +84,25 @@ class NodeCapacityIT {
     try (OperatorProcess operator = processes.leadingOperator(capacity, WITHIN)) {
       System.out.printf(
           "kipam.io/ip brought up to date every %s%n", operator.settings().capacityInterval());
-      placesPods();
+      String a = Fixtures.uniqueName("node-a");
+      String b = Fixtures.uniqueName("node-b");
+      try {
+        placesPods(a, b);
+      } finally {
+        // Gone with the variant: the pods of a later one have no nodeName and could land here.
+        client.nodes().withName(a).delete();
+        client.nodes().withName(b).delete();
+      }
     }
   }
 
-  private void placesPods() throws Exception {
-    String a = Fixtures.uniqueName("node-a");
-    String b = Fixtures.uniqueName("node-b");
+  private void placesPods(String a, String b) throws Exception {
+    selected = Fixtures.uniqueName("yes");
     register(a, true);
     register(b, false);
     // A pool of this variant's own: pools of one network may not overlap.
     IPPoolSpec spec = Cluster.spec("10.211." + subnets++ + ".0/29", 29, 0);
-    spec.setNodeSelector(Cluster.matchLabel(LABEL, "yes"));
+    spec.setNodeSelector(Cluster.matchLabel(LABEL, selected));
     // The default network, whose resource is kipam.io/ip.
     Cluster.poolOnItsNetworkReadiedByOperator(client, Fixtures.uniqueName("capacity"), spec);
     awaitValue(a, 6, "the pool's 6 assignable addresses on node A");
@@ -135,7 +146,7 @@ class NodeCapacityIT {
         .untilAsserted(
             () -> assertThat(schedulingFailures(eighth)).anyMatch(m -> m.contains("Insufficient")));
     assertThat(nodeOf(eighth)).as("A is full and B outside the selector").isNull();
-    Fixtures.label(client.nodes().withName(b), LABEL, "yes");
+    Fixtures.label(client.nodes().withName(b), LABEL, selected);
     long labelled = System.nanoTime();
     await().atMost(WITHIN).until(() -> b.equals(nodeOf(eighth)));
     System.out.printf(
@@ -199,7 +210,7 @@ class NodeCapacityIT {
   private static void register(String name, boolean inPool) {
     Fixtures.registerNode(client, name);
     if (inPool) {
-      Fixtures.label(client.nodes().withName(name), LABEL, "yes");
+      Fixtures.label(client.nodes().withName(name), LABEL, selected);
     }
   }
 

@@ -10,7 +10,6 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ProductDefaults;
-import io.kipam.testing.Variants;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,10 +35,8 @@ class BlockIdleWithPlayedDaemonIT {
 
   /** How long a block must have been empty before it is asked for: 3 s, and the default. */
   static Stream<Named<Map<String, String>>> blockIdle() {
-    return Variants.<Map<String, String>>family("kipam-operator block idle")
-        .shortened("block idle 3 s", Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3"))
-        .defaults(ProductDefaults.of("KIPAM_BLOCK_IDLE_SECONDS"))
-        .draw();
+    return ProductDefaults.timerFamily(
+        "kipam-operator block idle", "block idle 3 s", Map.of("KIPAM_BLOCK_IDLE_SECONDS", "3"));
   }
 
   private static BlockRelease release(String block) {

@@ -17,7 +17,6 @@ import io.kipam.api.v1alpha1.ReleaseState;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ProductDefaults;
-import io.kipam.testing.Variants;
 import io.kipam.testing.WithControlPlane;
 import java.time.Duration;
 import java.util.HashMap;
@@ -73,18 +72,18 @@ class BlockLifecycleWithPlayedDaemonIT {
 
   /** How long a Node must have been gone before its blocks are taken: 8 s, and the default. */
   static Stream<Named<Map<String, String>>> nodeGoneGrace() {
-    return Variants.<Map<String, String>>family("kipam-operator node-gone grace")
-        .shortened("node-gone grace 8 s", Map.of("KIPAM_NODE_GONE_GRACE_SECONDS", "8"))
-        .defaults(ProductDefaults.of("KIPAM_NODE_GONE_GRACE_SECONDS"))
-        .draw();
+    return ProductDefaults.timerFamily(
+        "kipam-operator node-gone grace",
+        "node-gone grace 8 s",
+        Map.of("KIPAM_NODE_GONE_GRACE_SECONDS", "8"));
   }
 
   /** How long a refusal stays before the block is asked for again: 2 s, and the default. */
   static Stream<Named<Map<String, String>>> releaseRetry() {
-    return Variants.<Map<String, String>>family("kipam-operator release retry")
-        .shortened("release retry 2 s", Map.of("KIPAM_RELEASE_RETRY_SECONDS", "2"))
-        .defaults(ProductDefaults.of("KIPAM_RELEASE_RETRY_SECONDS"))
-        .draw();
+    return ProductDefaults.timerFamily(
+        "kipam-operator release retry",
+        "release retry 2 s",
+        Map.of("KIPAM_RELEASE_RETRY_SECONDS", "2"));
   }
 
   /**

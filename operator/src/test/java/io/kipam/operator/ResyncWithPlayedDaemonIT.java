@@ -8,7 +8,6 @@ import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.BesideTheSuite;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.ProductDefaults;
-import io.kipam.testing.Variants;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -40,10 +39,8 @@ class ResyncWithPlayedDaemonIT {
 
   /** Every object reconciled at least every 2 s, and at the default. */
   static Stream<Named<Map<String, String>>> resync() {
-    return Variants.<Map<String, String>>family("kipam-operator resync")
-        .shortened("resync every 2 s", Map.of("KIPAM_RESYNC_SECONDS", "2"))
-        .defaults(ProductDefaults.of("KIPAM_RESYNC_SECONDS"))
-        .draw();
+    return ProductDefaults.timerFamily(
+        "kipam-operator resync", "resync every 2 s", Map.of("KIPAM_RESYNC_SECONDS", "2"));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -18,6 +18,7 @@ import io.kipam.system.harness.KipamProcesses;
 import io.kipam.system.harness.NodeRig;
 import io.kipam.system.harness.SeededRandom;
 import io.kipam.system.harness.SystemTest;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,11 +60,9 @@ class AttachmentLifecycleIT {
   private static final Map<String, String> DAEMON = Map.of("KIPAM_BLOCK_STATUS_SECONDS", "1");
   private static final AtomicInteger SUBNETS = new AtomicInteger();
 
-  private final KubernetesClient client = SYSTEM.client();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final SeededRandom random = new SeededRandom();
-
   @RegisterExtension static final SystemTest SYSTEM = SystemTest.withOperator();
-
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("attach");
   private String pool;
   private NodeRig rig;

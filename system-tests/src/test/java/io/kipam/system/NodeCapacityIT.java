@@ -18,17 +18,13 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
-import io.kipam.testing.ProductDefaults;
-import io.kipam.testing.Variants;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -68,16 +64,8 @@ class NodeCapacityIT {
     Close.all(processes, controlPlane);
   }
 
-  /** How often kipam-operator brings {@code kipam.io/ip} up to date: 2 s, and the default. */
-  static Stream<Named<Map<String, String>>> capacity() {
-    return Variants.<Map<String, String>>family("kipam-operator capacity")
-        .shortened("capacity every 2 s", Map.of("KIPAM_CAPACITY_SECONDS", "2"))
-        .defaults(ProductDefaults.of("KIPAM_CAPACITY_SECONDS"))
-        .draw();
-  }
-
   @ParameterizedTest(name = "{0}")
-  @MethodSource("capacity")
+  @MethodSource("io.kipam.system.harness.TimerFamilies#capacity")
   void theSchedulerPlacesPodsWhereThePoolHasAddressesAndNowhereElse(Map<String, String> capacity)
       throws Exception {
     // An operator of this variant's only: stopped after it, so that none is left leading.

@@ -16,6 +16,7 @@ import io.kipam.system.harness.PoolAssertions;
 import io.kipam.system.harness.RestartHeld;
 import io.kipam.system.harness.RuntimeRetries;
 import io.kipam.system.harness.SystemTest;
+import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,7 +63,7 @@ class PoolDemandIT {
    */
   private static final int[] PODS = {30, 10, 6, 6, 4, 4, 2, 2};
 
-  private final KubernetesClient client = SYSTEM.client();
+  private final KubernetesClient client = ControlPlane.shared().client();
   private final long seed = Long.getLong("kipam.seed", ThreadLocalRandom.current().nextLong());
   private final KipamProcesses processes = SYSTEM.processesOfEachTest("demand");
   private OperatorProcess operator;

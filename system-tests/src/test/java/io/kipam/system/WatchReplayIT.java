@@ -34,8 +34,8 @@ class WatchReplayIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int ROUNDS = 10;
 
-  private final KubernetesClient client = SYSTEM.client();
-  private final ControlPlane controlPlane = SYSTEM.controlPlane();
+  private final KubernetesClient client = ControlPlane.shared().client();
+  private final ControlPlane controlPlane = ControlPlane.shared();
 
   @Test
   void aReplayedDeleteOfTheOldHolderNeverTakesTheAddressFromTheNewOne() throws Exception {

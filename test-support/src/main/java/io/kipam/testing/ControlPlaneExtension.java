@@ -56,14 +56,6 @@ public final class ControlPlaneExtension
 
   @Override
   public void testFailed(ExtensionContext context, Throwable cause) {
-    keepLogs(ControlPlane.shared(), context);
-  }
-
-  /**
-   * Keeps the component logs of {@code controlPlane} for the failed test of {@code context}, under
-   * {@code target/control-plane-logs/<class>.<method>/}, and says where.
-   */
-  public static void keepLogs(ControlPlane controlPlane, ExtensionContext context) {
     String label =
         context.getRequiredTestClass().getSimpleName()
             + "."
@@ -72,6 +64,6 @@ public final class ControlPlaneExtension
         "[control-plane] "
             + label
             + " failed; component logs kept in "
-            + controlPlane.saveLogs(label));
+            + ControlPlane.shared().saveLogs(label));
   }
 }

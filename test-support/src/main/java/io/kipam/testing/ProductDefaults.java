@@ -3,6 +3,8 @@ package io.kipam.testing;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Named;
 
 /**
  * An environment for a family's variant at the product's defaults ({@link
@@ -38,5 +40,18 @@ public final class ProductDefaults {
             env.put(name, value);
           }
         });
+  }
+
+  /**
+   * A timer family ({@link Variants}) whose variant is the environment of a kipam process: {@code
+   * values} (labelled {@code shortened}), and the same settings unset, so the process reads its
+   * defaults. The source of a parameterized test, {@code @MethodSource}.
+   */
+  public static Stream<Named<Map<String, String>>> timerFamily(
+      String name, String shortened, Map<String, String> values) {
+    return Variants.<Map<String, String>>family(name)
+        .shortened(shortened, values)
+        .defaults(of(values.keySet().toArray(String[]::new)))
+        .draw();
   }
 }

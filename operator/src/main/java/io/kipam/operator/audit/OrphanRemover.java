@@ -178,7 +178,7 @@ public final class OrphanRemover {
     if (now.get().reason() != seen) {
       return new Result(Outcome.OTHER_REASON, fresh, now, false);
     }
-    OrphanRules.Removal removal = OrphanRules.Removal.of(fresh, now.get(), facts);
+    OrphanRules.Removal removal = OrphanRules.Removal.of(fresh, facts);
     String what =
         "IPAddress "
             + key

@@ -54,10 +54,9 @@ public final class OrphanRules {
    */
   public record Removal(boolean delete, boolean endAttachment) {
 
-    public static Removal of(IPAddress address, Verdict verdict, Facts facts) {
+    public static Removal of(IPAddress address, Facts facts) {
       String node = address.getSpec().getNode();
-      boolean nodeGone =
-          verdict.reason() == OrphanReason.NODE || (node != null && !facts.nodeExists(node));
+      boolean nodeGone = node != null && !facts.nodeExists(node);
       return new Removal(!deleting(address), nodeGone && attached(address));
     }
   }

@@ -181,7 +181,7 @@ class OrphanRulesTest {
   void aLiveAddressOfAGoneNodeIsDeletedAndItsAttachmentEnded() {
     IPAddress a = address("pod-1", true);
     a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
+    assertThat(OrphanRules.Removal.of(a, goneNode()))
         .isEqualTo(new OrphanRules.Removal(true, true));
   }
 
@@ -189,7 +189,7 @@ class OrphanRulesTest {
   void aTerminatingAddressOfAGoneNodeOnlyHasItsAttachmentEnded() {
     IPAddress a =
         terminating(address("pod-1", true), "example.com/keep", ApiConstants.FINALIZER_ATTACHMENT);
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
+    assertThat(OrphanRules.Removal.of(a, goneNode()))
         .isEqualTo(new OrphanRules.Removal(false, true));
   }
 
@@ -208,26 +208,23 @@ class OrphanRulesTest {
     a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
     OrphanRules.Verdict verdict = OrphanRules.classify(a, c).orElseThrow();
     assertThat(verdict.reason()).isEqualTo(OrphanReason.POD);
-    assertThat(OrphanRules.Removal.of(a, verdict, c))
-        .isEqualTo(new OrphanRules.Removal(true, true));
+    assertThat(OrphanRules.Removal.of(a, c)).isEqualTo(new OrphanRules.Removal(true, true));
   }
 
   @Test
   void orphansOfAPodOrBlockOnALiveNodeAreDeletedAndTheirAttachmentLeftToTheDaemon() {
-    for (OrphanReason reason : List.of(OrphanReason.POD, OrphanReason.BLOCK)) {
-      IPAddress a = address("pod-1", true);
-      a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
-      assertThat(OrphanRules.Removal.of(a, verdict(reason), withLivePod()))
-          .as("%s", reason)
-          .isEqualTo(new OrphanRules.Removal(true, false));
-    }
+    // Whatever it is an orphan of (its Pod, its block), its Node is there to end the attachment.
+    IPAddress a = address("pod-1", true);
+    a.getMetadata().setFinalizers(List.of(ApiConstants.FINALIZER_ATTACHMENT));
+    assertThat(OrphanRules.Removal.of(a, withLivePod()))
+        .isEqualTo(new OrphanRules.Removal(true, false));
   }
 
   @Test
   void anAddressWithoutTheFinalizerHasNoAttachmentToEnd() {
     IPAddress a = address("pod-1", true);
     assertThat(AddressLifecycle.attached(a)).isFalse();
-    assertThat(OrphanRules.Removal.of(a, verdict(OrphanReason.NODE), goneNode()))
+    assertThat(OrphanRules.Removal.of(a, goneNode()))
         .isEqualTo(new OrphanRules.Removal(true, false));
   }
 
@@ -236,9 +233,5 @@ class OrphanRulesTest {
     Cluster c = new Cluster();
     c.nodes.clear();
     return c;
-  }
-
-  private static OrphanRules.Verdict verdict(OrphanReason reason) {
-    return new OrphanRules.Verdict(reason, "gone");
   }
 }

@@ -36,8 +36,9 @@ final class ClassOperator implements AutoCloseable {
     supervisor.scheduleWithFixedDelay(this::startIfExited, 500, 500, TimeUnit.MILLISECONDS);
   }
 
-  /** Starts the operator on {@code controlPlane} and waits until it leads. */
-  static ClassOperator start(String className, ControlPlane controlPlane) throws IOException {
+  /** Starts the operator on the shared control plane and waits until it leads. */
+  static ClassOperator start(String className) throws IOException {
+    ControlPlane controlPlane = ControlPlane.shared();
     Path dir = Files.createTempDirectory("kipam-operator-" + className);
     OperatorProcess operator =
         new OperatorProcess(dir, controlPlane.adminKubeconfig(), controlPlane.client());

@@ -3,8 +3,6 @@ package io.kipam.system.harness;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.ControlPlaneExtension;
-import io.kipam.testing.Fixtures;
-import io.kipam.testing.KipamCrds;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -30,8 +28,7 @@ import org.junit.jupiter.api.extension.TestWatcher;
  * create Ready and is started again within a second if a test kills it. Each test gets the pools'
  * network of its own, and the processes it starts through {@link #processesOfEachTest} are stopped
  * after it. It injects {@link ControlPlane} and {@link KubernetesClient} parameters, and a failed
- * test keeps the control plane's logs. {@link #onItsOwnControlPlane} does the same on a control
- * plane of the class's own, for a class that runs beside the others.
+ * test keeps the control plane's logs.
  */
 public final class SystemTest
     implements BeforeAllCallback,
@@ -43,20 +40,17 @@ public final class SystemTest
 
   private final ControlPlaneExtension controlPlane = new ControlPlaneExtension();
   private final boolean operatorPerClass;
-  private final boolean ownControlPlane;
-  private ControlPlane own;
   private ClassOperator operator;
   private final List<KipamProcesses> pending = new ArrayList<>();
   private final List<KipamProcesses> opened = new ArrayList<>();
 
-  private SystemTest(boolean operatorPerClass, boolean ownControlPlane) {
+  private SystemTest(boolean operatorPerClass) {
     this.operatorPerClass = operatorPerClass;
-    this.ownControlPlane = ownControlPlane;
   }
 
   /** The shared control plane with kipam's CRDs; the tests start what else they need. */
   public static SystemTest againstControlPlane() {
-    return new SystemTest(false, false);
+    return new SystemTest(false);
   }
 
   /**
@@ -65,33 +59,7 @@ public final class SystemTest
    * blocks sees only the releases it drives itself; tests about releases start their own.
    */
   public static SystemTest withOperator() {
-    return new SystemTest(true, false);
-  }
-
-  /**
-   * The same, on a control plane of the class's own (started before the class, with kipam's CRDs,
-   * and stopped after it) instead of the JVM's shared one: for a class that runs beside the others
-   * ({@link io.kipam.testing.BesideTheSuite}). Its tests take the control plane from {@link
-   * #controlPlane} and {@link #client}.
-   */
-  public SystemTest onItsOwnControlPlane() {
-    return new SystemTest(operatorPerClass, true);
-  }
-
-  /** The control plane of the class's tests: the JVM's shared one, or the class's own. */
-  public ControlPlane controlPlane() {
-    if (!ownControlPlane) {
-      return ControlPlane.shared();
-    }
-    if (own == null) {
-      throw new IllegalStateException("the class's control plane starts before its tests");
-    }
-    return own;
-  }
-
-  /** The administrator's client of {@link #controlPlane}. */
-  public KubernetesClient client() {
-    return controlPlane().client();
+    return new SystemTest(true);
   }
 
   /**
@@ -107,38 +75,31 @@ public final class SystemTest
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
-    if (ownControlPlane) {
-      Fixtures.newTestNetwork();
-      own = ControlPlane.fresh();
-    } else {
-      controlPlane.beforeAll(context);
-    }
-    KipamCrds.install(controlPlane().client());
+    controlPlane.beforeAll(context);
+    io.kipam.testing.KipamCrds.install(ControlPlane.shared().client());
     if (operatorPerClass) {
-      operator = ClassOperator.start(context.getDisplayName(), controlPlane());
+      operator = ClassOperator.start(context.getDisplayName());
     }
   }
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
-    Close.all(operator, own);
+    if (operator != null) {
+      operator.close();
+    }
   }
 
   @Override
   public void beforeEach(ExtensionContext context) throws Exception {
-    if (ownControlPlane) {
-      Fixtures.newTestNetwork();
-    } else {
-      controlPlane.beforeEach(context);
-    }
+    controlPlane.beforeEach(context);
     List<KipamProcesses> toOpen;
     synchronized (this) {
       toOpen = List.copyOf(pending);
       pending.clear();
     }
-    ControlPlane current = controlPlane();
+    ControlPlane shared = ControlPlane.shared();
     for (KipamProcesses processes : toOpen) {
-      processes.open(current, current.client());
+      processes.open(shared, shared.client());
       opened.add(processes);
     }
   }
@@ -156,12 +117,12 @@ public final class SystemTest
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return parameter.getParameter().getType() == ControlPlane.class ? controlPlane() : client();
+    return controlPlane.resolveParameter(parameter, context);
   }
 
   @Override
   public void testFailed(ExtensionContext context, Throwable cause) {
-    ControlPlaneExtension.keepLogs(controlPlane(), context);
+    controlPlane.testFailed(context, cause);
   }
 
   /** SIGKILLs the class's operator; it is started again within a second. */

@@ -20,10 +20,7 @@ public final class TimerFamilies {
 
   private static Stream<Named<Map<String, String>>> family(
       String name, String shortened, Map<String, String> values) {
-    return Variants.<Map<String, String>>family(name)
-        .shortened(shortened, values)
-        .defaults(unset(values))
-        .draw();
+    return ProductDefaults.timerFamily(name, shortened, values);
   }
 
   /** How long an address whose write had an unknown outcome stays taken: 5 s, and the default. */
@@ -61,6 +58,14 @@ public final class TimerFamilies {
    */
   public static Stream<Named<Map<String, String>>> recheck() {
     return family("kipam-operator recheck", "recheck 1 s", Map.of("KIPAM_RECHECK_SECONDS", "1"));
+  }
+
+  /**
+   * How often kipam-operator brings {@code kipam.io/ip} on Nodes up to date: 2 s, and the default.
+   */
+  public static Stream<Named<Map<String, String>>> capacity() {
+    return family(
+        "kipam-operator capacity", "capacity every 2 s", Map.of("KIPAM_CAPACITY_SECONDS", "2"));
   }
 
   /**

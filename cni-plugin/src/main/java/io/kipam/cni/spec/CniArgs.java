@@ -13,7 +13,8 @@ import java.util.Set;
  * pod identity Kubernetes runtimes pass (K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID,
  * K8S_POD_INFRA_CONTAINER_ID) and MAC; every other key is kept in {@link #pairs()} for whoever
  * wants it. As the CNI conventions describe, an unknown key is an error unless the caller sets
- * {@code IgnoreUnknown=1} (or {@code true}), which Kubernetes runtimes always do.
+ * {@code IgnoreUnknown=1} (or {@code true}), which Kubernetes runtimes always do. A key may come
+ * more than once with one value (Multus repeats the pod's identity), never with two.
  */
 public record CniArgs(Map<String, String> pairs) {
 
@@ -91,8 +92,13 @@ public record CniArgs(Map<String, String> pairs) {
         continue;
       }
       String key = pair.substring(0, equals);
-      if (pairs.putIfAbsent(key, pair.substring(equals + 1)) != null) {
-        problems.add("CNI_ARGS sets " + Json.quote(key) + " more than once; set it once");
+      String value = pair.substring(equals + 1);
+      String earlier = pairs.putIfAbsent(key, value);
+      // Multus (v4) appends the runtime's pairs to its own, which carry the same pod identity: a
+      // key said twice with one value is one setting. Two values leave it unknown which is meant.
+      if (earlier != null && !earlier.equals(value)) {
+        problems.add(
+            "CNI_ARGS sets " + Json.quote(key) + " more than once, to two values; set it once");
       }
     }
     CniArgs args = new CniArgs(pairs);

@@ -64,7 +64,7 @@ class CniEnvironmentTest {
             with("ADD", "CNI_ARGS", "=x;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b"),
             "CNI_ARGS"),
         Arguments.of(
-            "CNI_ARGS key twice",
+            "CNI_ARGS key twice with two values",
             with("ADD", "CNI_ARGS", "K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_NAME=c"),
             "CNI_ARGS"),
         Arguments.of(
@@ -185,6 +185,40 @@ class CniEnvironmentTest {
     assertThat(args.podUid()).contains("0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11");
     assertThat(args.podInfraContainerId()).contains(Calls.CONTAINER_ID);
     assertThat(args.ignoreUnknown()).isTrue();
+  }
+
+  /**
+   * Multus (v4.2.3) builds its delegates' CNI_ARGS from the pod's identity and then appends every
+   * pair of the runtime's CNI_ARGS, which carries the same identity: each key comes twice, with one
+   * value. That is one setting, said twice.
+   */
+  @Test
+  void acceptsAKeyRepeatedWithTheSameValueAsMultusPassesIt() {
+    String runtime =
+        "IgnoreUnknown=1;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_INFRA_CONTAINER_ID=c"
+            + ";K8S_POD_UID=0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11";
+    String multus =
+        "IgnoreUnknown=1;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_INFRA_CONTAINER_ID=c"
+            + ";K8S_POD_UID=0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11;"
+            + runtime;
+    CniArgs args = CniEnvironment.parse(with("ADD", "CNI_ARGS", multus)).args();
+    assertThat(args.podNamespace()).contains("a");
+    assertThat(args.podName()).contains("b");
+    assertThat(args.podUid()).contains("0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11");
+    assertThat(args.podInfraContainerId()).contains("c");
+  }
+
+  @Test
+  void aKeyRepeatedWithAnotherValueIsNamedButItsValuesAreNot() {
+    CniException e =
+        refused(
+            with("ADD", "CNI_ARGS", "K8S_POD_NAMESPACE=a;K8S_POD_NAME=web-0;K8S_POD_NAME=web-1"));
+    assertThat(e.code().code()).isEqualTo(4);
+    assertThat(e.details())
+        .contains("'K8S_POD_NAME'")
+        .contains("two values")
+        .doesNotContain("web-0")
+        .doesNotContain("web-1");
   }
 
   @Test

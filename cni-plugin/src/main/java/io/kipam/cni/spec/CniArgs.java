@@ -96,7 +96,7 @@ public record CniArgs(Map<String, String> pairs) {
       String earlier = pairs.putIfAbsent(key, value);
       // Multus (v4) appends the runtime's pairs to its own, which carry the same pod identity: a
       // key said twice with one value is one setting. Two values leave it unknown which is meant.
-      if (earlier != null && !earlier.equals(value)) {
+      if (earlier != null && !sameSetting(key, earlier, value)) {
         problems.add(
             "CNI_ARGS sets " + Json.quote(key) + " more than once, to two values; set it once");
       }
@@ -113,6 +113,15 @@ public record CniArgs(Map<String, String> pairs) {
               + "; remove them or add IgnoreUnknown=1");
     }
     return args;
+  }
+
+  /** Two values of {@code key} that say the same: equal, or IgnoreUnknown's true and 1. */
+  private static boolean sameSetting(String key, String one, String other) {
+    if (one.equals(other)) {
+      return true;
+    }
+    return key.equals(IGNORE_UNKNOWN)
+        && ((truthy(one) && truthy(other)) || (falsy(one) && falsy(other)));
   }
 
   private static boolean truthy(String value) {

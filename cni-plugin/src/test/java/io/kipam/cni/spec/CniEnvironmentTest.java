@@ -190,7 +190,8 @@ class CniEnvironmentTest {
   /**
    * Multus (v4.2.3) builds its delegates' CNI_ARGS from the pod's identity and then appends every
    * pair of the runtime's CNI_ARGS, which carries the same identity: each key comes twice, with one
-   * value. That is one setting, said twice.
+   * value ({@code IgnoreUnknown} as {@code true}, then as the runtime's {@code 1}). That is one
+   * setting, said twice.
    */
   @Test
   void acceptsAKeyRepeatedWithTheSameValueAsMultusPassesIt() {
@@ -198,7 +199,7 @@ class CniEnvironmentTest {
         "IgnoreUnknown=1;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_INFRA_CONTAINER_ID=c"
             + ";K8S_POD_UID=0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11";
     String multus =
-        "IgnoreUnknown=1;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_INFRA_CONTAINER_ID=c"
+        "IgnoreUnknown=true;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;K8S_POD_INFRA_CONTAINER_ID=c"
             + ";K8S_POD_UID=0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11;"
             + runtime;
     CniArgs args = CniEnvironment.parse(with("ADD", "CNI_ARGS", multus)).args();
@@ -206,6 +207,18 @@ class CniEnvironmentTest {
     assertThat(args.podName()).contains("b");
     assertThat(args.podUid()).contains("0b6a5c1e-3f0d-4c39-9d5b-4b1c2f0e9a11");
     assertThat(args.podInfraContainerId()).contains("c");
+    assertThat(args.ignoreUnknown()).isTrue();
+  }
+
+  @Test
+  void ignoreUnknownSetOnceOnAndOnceOffIsRefused() {
+    CniException e =
+        refused(
+            with(
+                "ADD",
+                "CNI_ARGS",
+                "IgnoreUnknown=true;K8S_POD_NAMESPACE=a;K8S_POD_NAME=b;IgnoreUnknown=0"));
+    assertThat(e.details()).contains("'IgnoreUnknown'").contains("two values");
   }
 
   @Test

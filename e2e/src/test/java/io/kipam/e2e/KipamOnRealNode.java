@@ -60,7 +60,12 @@ final class KipamOnRealNode implements AutoCloseable {
 
   /** Installs kipam on {@code node}; its pods use the pools named in {@code pools}. */
   static KipamOnRealNode install(RealNode node, String network, List<String> pools) {
-    KipamOnRealNode kipam = prepare(node, network, pools);
+    return install(node, conflist(network, pools));
+  }
+
+  /** Installs kipam on {@code node}; its pods' network is {@code networkConfig}, a conflist. */
+  static KipamOnRealNode install(RealNode node, String networkConfig) {
+    KipamOnRealNode kipam = prepare(node, networkConfig);
     node.controlPlane().kubectl("apply", "--server-side", "-k", kipam.overlay().toString());
     return kipam;
   }
@@ -71,6 +76,10 @@ final class KipamOnRealNode implements AutoCloseable {
    * #helmValues} for the chart).
    */
   static KipamOnRealNode prepare(RealNode node, String network, List<String> pools) {
+    return prepare(node, conflist(network, pools));
+  }
+
+  private static KipamOnRealNode prepare(RealNode node, String networkConfig) {
     Path hostDir;
     try {
       hostDir = Files.createTempDirectory("kipam-host-");
@@ -89,7 +98,7 @@ final class KipamOnRealNode implements AutoCloseable {
       }
       node.importImage(tarball);
     }
-    node.writeNetworkConfig("10-kipam.conflist", conflist(network, pools));
+    node.writeNetworkConfig("10-kipam.conflist", networkConfig);
     node.awaitReady();
     return kipam;
   }

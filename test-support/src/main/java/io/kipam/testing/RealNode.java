@@ -3,6 +3,7 @@ package io.kipam.testing;
 import static io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN;
 
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -194,6 +195,82 @@ public final class RealNode implements AutoCloseable {
     long begin = System.nanoTime();
     Probe.awaitTrue(kubelet, "report its Node Ready", READY_TIMEOUT, this::nodeReady);
     log.info("real node {} Ready after {} s", NODE_NAME, seconds(System.nanoTime() - begin));
+  }
+
+  /**
+   * Makes Multus's thin plugin the node's CNI, as a cluster's Multus installation does: the plugin
+   * (built by {@code hack/multus/build.sh}) in {@link #cniBinDir()}, the
+   * NetworkAttachmentDefinition CRD applied, and {@code 00-multus.conf} first in {@link
+   * #cniConfDir()}, delegating every pod's {@code eth0} to the cluster network named {@code
+   * clusterNetwork} (a configuration of the same directory, written by the caller) and its other
+   * interfaces to the NetworkAttachmentDefinitions its {@code k8s.v1.cni.cncf.io/networks} names.
+   * Multus reads pods and definitions, and writes {@code k8s.v1.cni.cncf.io/network-status}, with
+   * the administrator's kubeconfig; its log is {@code logs/multus.log} of the node's work
+   * directory.
+   *
+   * <p>The cluster network is named, not given as a file: Multus v4.2.3 writes a conflist given by
+   * path into its cache without a {@code cniVersion} and, at the pod's DEL, rebuilds it from its
+   * own types, which drops every plugin setting but {@code type} (the DEL then reaches the IPAM
+   * without its pools).
+   */
+  public void installMultus(String clusterNetwork) {
+    Path multus = ControlPlaneBinaries.buildOutput("hack/multus/build.sh", "multus");
+    try {
+      Files.copy(multus.resolve("multus"), cniBinDir().resolve("multus"));
+      cniBinDir().resolve("multus").toFile().setExecutable(true);
+      Files.createDirectories(workDir.resolve("logs"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot put Multus into " + cniBinDir(), e);
+    }
+    controlPlane.kubectl("apply", "--server-side", "-f", multus.resolve("nad-crd.yaml").toString());
+    writeNetworkConfig(
+        "00-multus.conf",
+        """
+        {
+          "cniVersion": "1.0.0",
+          "name": "multus-cni-network",
+          "type": "multus",
+          "kubeconfig": "%s",
+          "clusterNetwork": "%s",
+          "binDir": "%s",
+          "confDir": "%s",
+          "cniDir": "%s",
+          "logFile": "%s",
+          "logLevel": "verbose"
+        }
+        """
+            .formatted(
+                controlPlane.adminKubeconfigInNamespace(),
+                clusterNetwork,
+                cniBinDir(),
+                cniConfDir(),
+                workDir.resolve("cni/multus"),
+                workDir.resolve("logs/multus.log")));
+  }
+
+  /**
+   * What {@code ip -o address show} prints inside the network namespace of {@code pod}'s sandbox,
+   * entered through the process of its first container.
+   */
+  public String addressesInPod(Pod pod) {
+    String containerId =
+        pod.getStatus().getContainerStatuses().get(0).getContainerID().replace("containerd://", "");
+    String pid =
+        output(ctrCommand("-n", "k8s.io", "tasks", "ls").toArray(String[]::new))
+            .lines()
+            .map(l -> l.trim().split("\\s+"))
+            .filter(fields -> fields[0].equals(containerId))
+            .map(fields -> fields[1])
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "no running task of container " + containerId + " of " + podName(pod)));
+    return output("nsenter", "--net=/proc/" + pid + "/ns/net", "ip", "-o", "address", "show");
+  }
+
+  private static String podName(Pod pod) {
+    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
 
   /** Writes a CNI network configuration list into {@link #cniConfDir()} as {@code file}. */
@@ -476,12 +553,18 @@ public final class RealNode implements AutoCloseable {
   }
 
   static void run(String... command) {
+    output(command);
+  }
+
+  /** Runs {@code command}, returning what it printed; fails with that when it fails. */
+  static String output(String... command) {
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (p.waitFor() != 0) {
         throw new IllegalStateException(String.join(" ", command) + " failed: " + out.strip());
       }
+      return out;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot run " + command[0], e);
     } catch (InterruptedException e) {

@@ -36,14 +36,19 @@ import org.junit.jupiter.api.Test;
  * test machine and what runs the same thing.
  *
  * <p>What the pages assume before their commands, set up here: kipam installed from {@code
- * config/default} on a real node, the sample pool {@code pods-v4} ({@code
- * config/samples/ippool-ipv4.yaml}) applied and Ready, the namespaces the pages name ({@code shop},
- * {@code my-team}), and a Deployment {@code web} of two pods in {@code shop}, so addresses exist.
+ * config/default} on a real node whose CNI is Multus (with a second interface {@code eth1} for the
+ * sample Multus network), the sample pool {@code pods-v4} ({@code config/samples/ippool-ipv4.yaml})
+ * applied and Ready, the namespaces the pages name ({@code shop}, {@code my-team}), and a
+ * Deployment {@code web} of two pods in {@code shop}, so addresses exist.
  */
 class DocumentedCommandsE2E {
 
   private static final String POOL = KipamOnRealNode.samplePoolName();
   private static final List<String> NAMESPACES = List.of("shop", "my-team");
+
+  /** The image the pages' {@code kubectl run} names. */
+  private static final String DOCUMENTED_IMAGE = "registry.k8s.io/pause:3.10";
+
   private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(3);
   private static final Pattern HEADER = Pattern.compile("[A-Z][A-Z0-9]*(\\s+[A-Z][A-Z0-9]*)*");
 
@@ -183,6 +188,17 @@ class DocumentedCommandsE2E {
                           "e2e/src/test/java/io/kipam/e2e/RealNodeQuickstart.java",
                           "show(\"get\", \"pods\", \"-n\", namespace, \"-o\", \"wide\")"),
                       runHere(c, c.command().replaceFirst("demo-\\w+", "shop")))),
+          // The quickstart's Multus step: its pod exists only while the quickstart runs (the
+          // user guide's own storage-client commands run here).
+          Rule.of(
+              Kind.RUN_ELSEWHERE,
+              Pattern.quote("kubectl get ipaddresses.kipam.io -n default -o wide"),
+              "e2e/src/test/java/io/kipam/e2e/RealNodeQuickstart.java",
+              c ->
+                  contains(
+                      "e2e/src/test/java/io/kipam/e2e/RealNodeQuickstart.java",
+                      "show(\"get\", \"ipaddresses.kipam.io\", \"-n\", \"default\", \"-o\","
+                          + " \"wide\")")),
           // Writes the reader's ~/.local/bin; the plugin's tests link the launcher into a
           // temporary directory on kubectl's PATH (Plugin), and runHere puts its directory there.
           Rule.of(
@@ -238,6 +254,11 @@ class DocumentedCommandsE2E {
   static void setUpWhatTheDocsAssume() {
     node = RealNode.start();
     client = node.client();
+    // Multus as the node's CNI, eth1 for the sample Multus network's macvlan, and the image the
+    // pages' pods name (the node's pause program under that name: no registry is reachable).
+    node.installMultus("kipam-docs");
+    node.addHostInterface("eth1");
+    node.tagImage("kipam.io/workload:1", DOCUMENTED_IMAGE);
     kipam = KipamOnRealNode.install(node, "kipam-docs", List.of(POOL));
     kipam.awaitReady();
     kipam.applySamplePool(Duration.ofMinutes(2));

@@ -138,7 +138,7 @@ public final class RealNode implements AutoCloseable {
       Files.createDirectories(cniBinDir());
       Files.createDirectories(cniConfDir());
       Files.createDirectories(staticPodDir());
-      for (String plugin : List.of("loopback", "bridge", "host-local")) {
+      for (String plugin : List.of("loopback", "bridge", "host-local", "macvlan")) {
         Files.copy(cniTools.resolve(plugin), cniBinDir().resolve(plugin));
         cniBinDir().resolve(plugin).toFile().setExecutable(true);
       }
@@ -249,6 +249,18 @@ public final class RealNode implements AutoCloseable {
   }
 
   /**
+   * Gives the node a second network interface {@code name}, up, with no address, as a machine's
+   * second NIC that a macvlan network of Multus uses as its {@code master}: one end of a veth pair
+   * whose other end ({@code name-peer}) stays in the node's namespace too (a dummy link would need
+   * a kernel module that a container host may not load).
+   */
+  public void addHostInterface(String name) {
+    run("ip", "-n", netns, "link", "add", name, "type", "veth", "peer", "name", name + "-peer");
+    run("ip", "-n", netns, "link", "set", name, "up");
+    run("ip", "-n", netns, "link", "set", name + "-peer", "up");
+  }
+
+  /**
    * What {@code ip -o address show} prints inside the network namespace of {@code pod}'s sandbox,
    * entered through the process of its first container.
    */
@@ -295,6 +307,14 @@ public final class RealNode implements AutoCloseable {
   public void importImage(Path tarball) {
     List<String> command = ctrCommand("-n", "k8s.io", "images", "import", tarball.toString());
     run(command.toArray(String[]::new));
+  }
+
+  /**
+   * Tags the image {@code source} of the node's containerd as {@code target} too, so that a pod
+   * naming {@code target} runs without a registry (no registry is reachable from the node).
+   */
+  public void tagImage(String source, String target) {
+    run(ctrCommand("-n", "k8s.io", "images", "tag", source, target).toArray(String[]::new));
   }
 
   public ControlPlane controlPlane() {

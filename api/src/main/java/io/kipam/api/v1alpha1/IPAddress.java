@@ -49,6 +49,16 @@ import io.kipam.api.ApiConstants;
     jsonPath = ".spec.node",
     type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
+    name = "INTERFACE",
+    jsonPath = ".spec.interface",
+    type = AdditionalPrinterColumn.Type.STRING,
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "NETWORK",
+    jsonPath = ".spec.network",
+    type = AdditionalPrinterColumn.Type.STRING,
+    priority = 1)
+@AdditionalPrinterColumn(
     name = "AGE",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)

@@ -48,6 +48,21 @@ class QuickstartE2E {
   private static final Pattern POOL_EMPTY =
       Pattern.compile("(?m)^\\s+pods-v4\\s+10\\.244\\.0\\.0/22\\s+26\\s+0\\s+\\d+\\s+True\\s");
 
+  /**
+   * A row of {@code kubectl get ipaddresses.kipam.io -n default -o wide} in the real-node story's
+   * Multus step: the pod's address on {@code iface} from {@code pool}.
+   */
+  private static Pattern secondNetworkRow(String pool, String iface) {
+    return Pattern.compile(
+        "(?m)^\\s+"
+            + Pattern.quote(pool)
+            + "\\.\\S+\\s+\\S+\\s+"
+            + Pattern.quote(pool)
+            + "\\s+storage-client\\s+kipam-real-node\\s+"
+            + iface
+            + "\\s");
+  }
+
   private static final Pattern NODE_NETNS = Pattern.compile("network namespace (kipam-node-\\w+)");
   private static Path clone;
   private static String command;
@@ -132,6 +147,18 @@ class QuickstartE2E {
         .contains("No resources found")
         .containsPattern(POOL_EMPTY)
         .doesNotContain("FAILED");
+    if (real) {
+      // The last step: a pod with a second interface from the sample Multus network.
+      int multus = output.indexOf("pod default/storage-client Running");
+      int gone = output.indexOf("pod storage-client deleted: both its addresses are back");
+      assertThat(multus).as(output).isGreaterThan(back);
+      assertThat(gone).as(output).isGreaterThan(multus);
+      assertThat(output.substring(multus, gone))
+          .contains("  $ kubectl get ipaddresses.kipam.io -n default -o wide")
+          .containsPattern(secondNetworkRow("pods-v4", "eth0"))
+          .containsPattern(secondNetworkRow("storage-v4", "net1"));
+      assertThat(output.substring(gone)).contains("No resources found");
+    }
     return real;
   }
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -186,6 +187,10 @@ class WhereaboutsSwitchOnRealNodeE2E {
     String firstImport;
     String secondImport;
     try {
+      // Pods come and go under whereabouts for a while (it reuses what DELs free).
+      await("scaling under whereabouts")
+          .atMost(Duration.ofMinutes(1))
+          .until(() -> scaler.scalings.get() >= 4);
       // 2. Hold: the network's new pods are refused; wait until no ADD is under way.
       List<HasMetadata> hold = holdPolicy();
       await("the hold refuses new pods")
@@ -209,6 +214,7 @@ class WhereaboutsSwitchOnRealNodeE2E {
       Run second = kubectlKipam("import", "whereabouts", "-n", whereabouts.namespace);
       secondImport = second.summary();
       System.out.println("import after the switch: " + secondImport);
+      System.out.print(second.out());
       assertThat(second.code()).as(second.out() + second.err()).isZero();
       assertThat(second.out()).contains("; 0 objects to create");
       // 6. Release.
@@ -219,15 +225,17 @@ class WhereaboutsSwitchOnRealNodeE2E {
       System.out.printf(
           "hold: %.1f s, %d pods of the network meanwhile%n",
           seconds(switchStarted), beforeRelease.size());
-      await("pods started after the release Running")
+      int scaledBeforeRelease = scaler.scalings.get();
+      await("pods started after the release Running, while the scaling goes on")
           .atMost(PODS_TIMEOUT)
           .until(
               () ->
-                  livePods().stream()
-                          .filter(p -> !beforeRelease.contains(p.getMetadata().getUid()))
-                          .filter(p -> "Running".equals(phase(p)))
-                          .count()
-                      >= 4);
+                  scaler.scalings.get() >= scaledBeforeRelease + 4
+                      && livePods().stream()
+                              .filter(p -> !beforeRelease.contains(p.getMetadata().getUid()))
+                              .filter(p -> "Running".equals(phase(p)))
+                              .count()
+                          >= 6);
     } finally {
       scaler.stop.set(true);
       scaling.join(TimeUnit.MINUTES.toMillis(1));
@@ -274,6 +282,15 @@ class WhereaboutsSwitchOnRealNodeE2E {
       }
     }
     assertThat(fromKipam).as("pods started after the release").isPositive();
+    // What the imports wrote for pods that have gone since goes with them.
+    Set<String> liveUids = uids(livePods());
+    await("no IPAddress of the imported pool held for a pod that is gone")
+        .atMost(Duration.ofMinutes(2))
+        .untilAsserted(
+            () ->
+                assertThat(importedPoolAddressesByUid().keySet())
+                    .as("pod UIDs of the IPAddresses of %s", IMPORTED_POOL)
+                    .containsExactlyInAnyOrderElementsOf(liveUids));
     assertThat(new HashSet<>(net1.values())).as("net1 addresses").hasSize(net1.size());
 
     System.out.printf(
@@ -281,6 +298,9 @@ class WhereaboutsSwitchOnRealNodeE2E {
             + " switch with their address, %d started after the release with an address from"
             + " kipam)%n",
         before.size(), sampler.seen.size(), after.size(), kept, fromKipam);
+    System.out.printf(
+        "creates the hold refused (the ReplicaSet controller's FailedCreate events): %d%n",
+        refusedCreates());
     System.out.printf(
         "sampler: %d samples, %d API errors, at most %d addresses held at once across both IPAMs,"
             + " none by two live pods; scaler: %d scalings%n",
@@ -433,6 +453,21 @@ class WhereaboutsSwitchOnRealNodeE2E {
       }
       return true;
     }
+  }
+
+  /** How many pod creates of the ReplicaSet controller the hold refused, from its Events. */
+  private static int refusedCreates() {
+    int refused = 0;
+    for (String ns : NAMESPACES) {
+      for (Event event : client.v1().events().inNamespace(ns).list().getItems()) {
+        if ("FailedCreate".equals(event.getReason())
+            && event.getMessage() != null
+            && event.getMessage().contains("held while it moves to kipam")) {
+          refused += event.getCount() == null ? 1 : event.getCount();
+        }
+      }
+    }
+    return refused;
   }
 
   /** Step 4: the definition's ipam becomes kipam's, naming the imported pool. */

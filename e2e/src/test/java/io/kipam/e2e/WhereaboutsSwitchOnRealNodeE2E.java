@@ -294,7 +294,7 @@ class WhereaboutsSwitchOnRealNodeE2E {
     assertThat(new HashSet<>(net1.values())).as("net1 addresses").hasSize(net1.size());
 
     System.out.printf(
-        "pods: %d before the switch, %d seen during it, %d at the end (%d of them from before the"
+        "pods: %d before the switch, %d seen Running by the sampler, %d at the end (%d of them from before the"
             + " switch with their address, %d started after the release with an address from"
             + " kipam)%n",
         before.size(), sampler.seen.size(), after.size(), kept, fromKipam);

@@ -247,7 +247,8 @@ class MultusOnRealNodeE2E {
     System.out.printf(
         "addresses held in both %s and %s (overlapping pools, each once per network): %d%n",
         TENANT_A, TENANT_B, inBoth.size());
-    System.out.print(node.controlPlane().kubectl("get", "ipaddresses.kipam.io", "-A"));
+    System.out.print(
+        node.controlPlane().kubectl("get", "ipaddresses.kipam.io", "-A", "-o", "wide"));
 
     long deleted = System.nanoTime();
     running.forEach(p -> client.resource(p).delete());

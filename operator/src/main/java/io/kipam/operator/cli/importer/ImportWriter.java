@@ -37,8 +37,10 @@ import org.slf4j.LoggerFactory;
  * Writes an {@link ImportPlan} as kipam-node would have written it: pools, then per pool the
  * IPAddresses (owned by their pods, born with {@code kipam.io/attachment}), the sub-claims of
  * Shared slots, then the slots, so a daemon learns a slot only after what is taken in it. Creates
- * only; a 409 is read back and counted present when it matches, a conflict when not. Never deletes,
- * never updates a spec: a second run finds everything present, a cut-short run resumes.
+ * only; a 409 is read back and counted present when it matches, a conflict when not. What the plan
+ * found present is counted present and not written: an object gone since the plan read it (the
+ * IPAddress of a pod deleted meanwhile) stays gone. Never deletes, never updates a spec: a second
+ * run finds everything present, a cut-short run resumes.
  */
 public final class ImportWriter {
 
@@ -66,13 +68,30 @@ public final class ImportWriter {
         continue;
       }
       String poolUid = written.getMetadata().getUid();
+      // What the plan found present is counted, not written again: gone since the plan read it
+      // (an IPAddress whose pod was deleted meanwhile), it must stay gone.
       List<PlannedAddress> addresses =
           plan.addresses().stream().filter(a -> a.pool().equals(pool.name())).toList();
-      addresses.forEach(this::address);
-      addresses.stream().filter(PlannedAddress::subClaim).forEach(a -> subClaim(a, poolUid));
-      plan.slots().stream()
-          .filter(s -> s.pool().equals(pool.name()))
-          .forEach(s -> slot(s, poolUid));
+      for (PlannedAddress a : addresses) {
+        if (a.present()) {
+          present += a.subClaim() ? 2 : 1;
+        } else {
+          address(a);
+        }
+      }
+      addresses.stream()
+          .filter(a -> a.subClaim() && !a.present())
+          .forEach(a -> subClaim(a, poolUid));
+      for (PlannedSlot s : plan.slots()) {
+        if (!s.pool().equals(pool.name())) {
+          continue;
+        }
+        if (s.present()) {
+          present++;
+        } else {
+          slot(s, poolUid);
+        }
+      }
     }
     return new Outcome(created, present, List.copyOf(conflicts));
   }

@@ -67,7 +67,7 @@ class MultusOnRealNodeE2E {
   private static final Duration PODS_TIMEOUT = Duration.ofMinutes(4);
 
   private static final Random random = new Random(Variants.SEED);
-  private static final Set<String> usedOnTenantA = new HashSet<>();
+  private static final Set<String> usedOnTenants = new HashSet<>();
   private static long begin;
   private static RealNode node;
   private static KipamOnRealNode kipam;
@@ -241,7 +241,8 @@ class MultusOnRealNodeE2E {
           assertThat(ips).as("addresses of network %s", network).doesNotHaveDuplicates();
           System.out.printf("network %s: %s%n", network, ips.stream().sorted().toList());
         });
-    usedOnTenantA.addAll(byNetwork.get(TENANT_A));
+    usedOnTenants.addAll(byNetwork.get(TENANT_A));
+    usedOnTenants.addAll(byNetwork.get(TENANT_B));
     List<String> inBoth = new ArrayList<>(byNetwork.get(TENANT_A));
     inBoth.retainAll(byNetwork.get(TENANT_B));
     System.out.printf(
@@ -259,12 +260,13 @@ class MultusOnRealNodeE2E {
 
   @Test
   @Order(2)
-  void anElementsIpsChooseNet1sAddressAndThePoolsAnnotationMovesOnlyEth0() {
+  void elementsIpsChooseOneAddressOnTwoNetworksAndThePoolsAnnotationMovesOnlyEth0() {
     String ns = NAMESPACES.get(random.nextInt(NAMESPACES.size()));
-    // An address no earlier test used: a freed one rests for the pool's reuse delay (30 s).
+    // An address no earlier test used on either network: a freed one rests for the pool's reuse
+    // delay (30 s). The same address on both: their pools overlap, each network holds it once.
     List<String> unused = new ArrayList<>();
     for (int last = 1; last < 63; last++) {
-      if (!usedOnTenantA.contains("10.70.0." + last)) {
+      if (!usedOnTenants.contains("10.70.0." + last)) {
         unused.add("10.70.0." + last);
       }
     }
@@ -275,20 +277,26 @@ class MultusOnRealNodeE2E {
             "chosen",
             Map.of(
                 NETWORKS_ANNOTATION,
-                "[{\"name\": \"%s\", \"ips\": [\"%s/26\"]}]".formatted(TENANT_A, chosen),
+                "[{\"name\": \"%s\", \"ips\": [\"%s/26\"]}, {\"name\": \"%s\", \"ips\": [\"%s/26\"]}]"
+                    .formatted(TENANT_A, chosen, TENANT_B, chosen),
                 ApiConstants.ANNOTATION_POOLS,
                 OTHER_PRIMARY_POOL));
     client.resource(pod).create();
     Pod running = awaitRunning(pod, null);
     Map<String, IPAddress> byInterface = interfacesOf(running);
-    assertThat(byInterface).containsOnlyKeys("eth0", "net1");
+    assertThat(byInterface).containsOnlyKeys("eth0", "net1", "net2");
     assertAddress(byInterface.get("net1"), running, TENANT_A, "tenant-a-v4");
+    assertAddress(byInterface.get("net2"), running, TENANT_B, "tenant-b-v4");
     assertThat(byInterface.get("net1").getSpec().getIp()).isEqualTo(chosen);
+    assertThat(byInterface.get("net2").getSpec().getIp()).isEqualTo(chosen);
     assertAddress(byInterface.get("eth0"), running, CLUSTER_NETWORK, OTHER_PRIMARY_POOL);
-    assertThat(networkStatus(running)).containsEntry("net1", chosen);
-    assertThat(node.addressesInPod(running)).contains("inet " + chosen + "/26");
+    assertThat(networkStatus(running)).containsEntry("net1", chosen).containsEntry("net2", chosen);
+    assertThat(node.addressesInPod(running))
+        .containsPattern("net1\\s+inet " + chosen.replace(".", "\\.") + "/26")
+        .containsPattern("net2\\s+inet " + chosen.replace(".", "\\.") + "/26");
     System.out.printf(
-        "%s: net1 %s as its element's \"ips\" chose, eth0 %s from %s as kipam.io/pools chose%n",
+        "%s: net1 and net2 both %s (one address of two overlapping pools, once per network) as"
+            + " its elements' \"ips\" chose, eth0 %s from %s as kipam.io/pools chose%n",
         name(running), chosen, byInterface.get("eth0").getSpec().getIp(), OTHER_PRIMARY_POOL);
     client.resource(running).delete();
     awaitNoAddresses();
@@ -326,6 +334,10 @@ class MultusOnRealNodeE2E {
       double gone = seconds(deleted);
       client.resource(launcher).create();
       first = awaitRunning(launcher, uid);
+      List<String> retried = sandboxFailures(first);
+      System.out.printf("sandbox creations kubelet retried for %s: %s%n", name(first), retried);
+      // The claim's own address never rests for the pool's reuse delay: its holder is the claim.
+      assertThat(retried).noneMatch(m -> m.contains("reuse delay"));
       Map<String, IPAddress> again = interfacesOf(first);
       assertThat(again.get("net1").getSpec().getIp()).isEqualTo(ip);
       assertThat(again.get("net1").getSpec().getClaim()).isEqualTo("vm-a." + TENANT_A);
@@ -339,6 +351,21 @@ class MultusOnRealNodeE2E {
     client.resource(first).delete();
     client.resource(claimNamed(ns)).delete();
     awaitNoAddresses();
+  }
+
+  /** The messages of kubelet's FailedCreatePodSandBox events for {@code pod} (its UID). */
+  private static List<String> sandboxFailures(Pod pod) {
+    return client
+        .v1()
+        .events()
+        .inNamespace(pod.getMetadata().getNamespace())
+        .list()
+        .getItems()
+        .stream()
+        .filter(e -> "FailedCreatePodSandBox".equals(e.getReason()))
+        .filter(e -> pod.getMetadata().getUid().equals(e.getInvolvedObject().getUid()))
+        .map(e -> e.getMessage())
+        .toList();
   }
 
   private static IPAMClaim claimNamed(String ns) {

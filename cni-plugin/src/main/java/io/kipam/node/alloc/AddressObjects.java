@@ -180,6 +180,11 @@ final class AddressObjects {
     return objects == null ? Optional.empty() : objects.values().stream().findFirst();
   }
 
+  /** The lease of object {@code ref}, if it is a recorded holder of {@code address}. */
+  Optional<Lease> lease(AddressKey address, ObjectRef ref) {
+    return Optional.ofNullable(holders.getOrDefault(address, Map.of()).get(ref));
+  }
+
   /** Whether a readable object holds {@code address}. */
   boolean held(AddressKey address) {
     return holders.containsKey(address);

@@ -102,9 +102,16 @@ public final class Ledger {
    */
   public synchronized void objectGone(AddressKey address, ObjectRef ref) {
     foreign.gone(ref);
+    // The claim the object held the address for: it stays that claim's while the address rests.
+    String claim = objects.lease(address, ref).map(Ledger::claimOf).orElse(null);
     if (objects.gone(address, ref) && !uncertain.contains(address)) {
-      rest(address);
+      rest(address, claim);
     }
+  }
+
+  /** The IPAMClaim ({@code namespace/name}) {@code lease} holds its address for, or null. */
+  private static String claimOf(Lease lease) {
+    return lease.claim() == null ? null : lease.pod().namespace() + "/" + lease.claim();
   }
 
   public synchronized void markSynced() {
@@ -163,10 +170,7 @@ public final class Ledger {
   /** {@code lease}'s address is about to be released: recorded first, so no restart loses it. */
   public synchronized void releasing(Lease lease) {
     Instant now = clock.instant();
-    resting.rest(
-        lease.address(),
-        now,
-        lease.claim() == null ? null : lease.pod().namespace() + "/" + lease.claim());
+    resting.rest(lease.address(), now, claimOf(lease));
     releaseListener.released(lease.pool(), lease.ip(), now);
   }
 
@@ -322,7 +326,7 @@ public final class Ledger {
   /** A fresh read settled {@code u}: with no object holding it, the address rests. */
   public synchronized void settled(Uncertain u) {
     if (uncertain.settled(u) && !objects.held(u.wanted().address())) {
-      rest(u.wanted().address());
+      rest(u.wanted().address(), claimOf(u.wanted()));
     }
   }
 
@@ -368,14 +372,17 @@ public final class Ledger {
     return clock.instant();
   }
 
-  /** An address's last holder went: it rests, and a host-prefix block of it goes back once idle. */
-  private void rest(AddressKey address) {
+  /**
+   * An address's last holder went: it rests, and a host-prefix block of it goes back once idle.
+   * {@code claim}: the IPAMClaim it was held for (null: a pod's, or not known).
+   */
+  private void rest(AddressKey address, String claim) {
     Instant now = clock.instant();
     NodeBlocks.Own own = blocks.containing(address);
     if (own != null && own.ref().hostPrefix()) {
       own.giveBack = true;
     }
-    resting.rest(address, now);
+    resting.rest(address, now, claim);
     releaseListener.released(address.pool(), address.ip(), now);
   }
 }

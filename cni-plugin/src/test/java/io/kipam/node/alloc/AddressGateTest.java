@@ -128,6 +128,37 @@ class AddressGateTest {
     assertThatCode(() -> gate.admit(request, blue, pods)).doesNotThrowAnyException();
   }
 
+  /**
+   * The whole release of a claim's attachment, as a DEL makes it: the object known, its release
+   * recorded, its delete done (and seen again by the watch). The claim's next pod gets its address
+   * at once; the rest of the pool's reuse delay is for other holders.
+   */
+  @Test
+  void aClaimsAddressStaysItsOwnAfterItsObjectIsGone() {
+    AddRequest request = request("blue", blue);
+    ClaimStore.Claim claim =
+        new ClaimStore.Claim("q1", "vm-1.blue", "claim-uid", "net1-conf", "eth0", null, false);
+    AddRequest claimed =
+        new AddRequest(
+            request.attachment(),
+            request.pod(),
+            request.network(),
+            "blue",
+            null,
+            List.of(
+                new AddRequest.Family(
+                    List.of(blue), new AddRequest.Claimed(claim, java.util.Optional.empty()))));
+    Lease claims = lease(claimed, blue, "192.168.0.7", "192.168.0.7/32").withObjectUid("o-7");
+    ledger.leaseSeen(claims);
+    ledger.releasing(claims);
+    ledger.released(claims);
+    ledger.objectGone(claims.address(), claims.object());
+
+    assertThatCode(() -> gate.admit(claimed, blue, claims)).doesNotThrowAnyException();
+    Lease pods = lease(request, blue, "192.168.0.7", "192.168.0.0/28");
+    refused(request, blue, pods, Refusal.Kind.TRY_AGAIN, "rests for the pool's reuse delay");
+  }
+
   @Test
   void aWriteThatKeepsEveryInvariantIsAdmittedForAHostPrefixSubClaimToo() {
     AddRequest request = request("blue", blue, blueToo);

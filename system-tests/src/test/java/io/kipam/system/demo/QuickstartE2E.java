@@ -183,6 +183,21 @@ class QuickstartE2E {
             clone,
             "staying");
     Path stayingLog = clone.getParent().resolve("staying.out");
+    try {
+      besideTheStayingInstance(staying, stayingLog, first);
+    } finally {
+      // A failed assertion must not leave the staying instance (and its cluster) running.
+      if (staying.isAlive()) {
+        new ProcessBuilder("kill", "-INT", "--", "-" + staying.pid()).start().waitFor();
+        if (!staying.waitFor(2, TimeUnit.MINUTES)) {
+          staying.destroyForcibly();
+        }
+      }
+    }
+  }
+
+  private void besideTheStayingInstance(Process staying, Path stayingLog, Run first)
+      throws Exception {
     await()
         .atMost(RUN_LIMIT)
         .pollInterval(Duration.ofSeconds(2))

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -19,6 +21,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -147,6 +150,24 @@ final class KipamOnRealNode implements AutoCloseable {
         .formatted(network, poolList);
   }
 
+  /**
+   * A network configuration of {@code bridge} with kipam (pool {@code pool}) that does not make the
+   * bridge the pods' gateway: for a node whose pods come from several pools on one bridge, which
+   * holds one IPv4 address.
+   */
+  static String bridgeWithoutGateway(String network, String pool) {
+    return """
+        {
+          "cniVersion": "1.0.0",
+          "name": "%s",
+          "plugins": [
+            {"type": "bridge", "bridge": "kipam-br0", "ipam": {"type": "kipam", "pools": ["%s"]}}
+          ]
+        }
+        """
+        .formatted(network, pool);
+  }
+
   /** Where kipam-node's socket is on the host (and in {@code kipam.conf}). */
   Path socket() {
     return hostDir.resolve("run/kipam.sock");
@@ -265,6 +286,12 @@ final class KipamOnRealNode implements AutoCloseable {
     Path file = ControlPlaneBinaries.repositoryRoot().resolve(SAMPLE_POOL_FILE);
     node.controlPlane().kubectl("apply", "-f", file.toString());
     String name = samplePoolName();
+    awaitPoolReady(name, within);
+    return name;
+  }
+
+  /** Waits until IPPool {@code name} is Ready (kipam-operator checked it). */
+  void awaitPoolReady(String name, Duration within) {
     await()
         .atMost(within)
         .until(
@@ -275,7 +302,6 @@ final class KipamOnRealNode implements AutoCloseable {
                   && p.getStatus().getConditions().stream()
                       .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
             });
-    return name;
   }
 
   /** What the operator publishes as {@code kipam.io/ip} on the node: the scheduler's count. */
@@ -360,6 +386,70 @@ final class KipamOnRealNode implements AutoCloseable {
     if (kipam != null) {
       kipam.close();
     }
+  }
+
+  /**
+   * The teardown of a class whose workloads live in {@code namespaces}: their Deployments and pods
+   * go first, while kipam-node still answers their CNI DEL, then {@link #closeAfter}.
+   */
+  static void closeAfterWorkloads(RealNode node, KipamOnRealNode kipam, List<String> namespaces) {
+    if (kipam != null) {
+      KubernetesClient client = node.client();
+      try {
+        for (String ns : namespaces) {
+          client.apps().deployments().inNamespace(ns).delete();
+          client.pods().inNamespace(ns).delete();
+        }
+        await()
+            .atMost(Duration.ofMinutes(1))
+            .until(
+                () ->
+                    namespaces.stream()
+                        .allMatch(ns -> client.pods().inNamespace(ns).list().getItems().isEmpty()));
+      } catch (RuntimeException e) {
+        System.out.printf("the test's pods did not all go before teardown: %s%n", e);
+      }
+    }
+    closeAfter(node, kipam);
+  }
+
+  /**
+   * The spec of a pod running the node's workload image (a program that waits to be stopped),
+   * stopped within 2 s.
+   */
+  static PodSpec workloadPodSpec() {
+    return new PodSpecBuilder()
+        .withTerminationGracePeriodSeconds(2L)
+        .addNewContainer()
+        .withName("workload")
+        .withImage("kipam.io/workload:1")
+        .withImagePullPolicy("Never")
+        .endContainer()
+        .build();
+  }
+
+  /**
+   * The pod {@code namespace/name} once Running, not being deleted, other than {@code notUid}
+   * (null: any), and {@code ready} (an address, a network status).
+   */
+  static Pod awaitRunningPod(
+      KubernetesClient client,
+      String namespace,
+      String name,
+      String notUid,
+      Predicate<Pod> ready,
+      Duration within) {
+    return await()
+        .atMost(within)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> client.pods().inNamespace(namespace).withName(name).get(),
+            p ->
+                p != null
+                    && !p.getMetadata().getUid().equals(notUid)
+                    && p.getMetadata().getDeletionTimestamp() == null
+                    && "Running".equals(p.getStatus().getPhase())
+                    && ready.test(p));
   }
 
   /** Asserts {@code count} pods, every one Running with an address starting {@code ipPrefix}. */

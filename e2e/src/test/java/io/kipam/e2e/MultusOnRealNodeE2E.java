@@ -87,7 +87,10 @@ class MultusOnRealNodeE2E {
             .resolve("ipamclaims")
             .toAbsolutePath();
     node.controlPlane().kubectl("apply", "--server-side", "-k", ipamClaims.toString());
-    kipam = KipamOnRealNode.install(node, clusterNetwork());
+    // The bridge is no gateway: the pool annotation puts some pods in a second pool on it.
+    kipam =
+        KipamOnRealNode.install(
+            node, KipamOnRealNode.bridgeWithoutGateway(CLUSTER_NETWORK, PRIMARY_POOL));
     kipam.awaitReady();
     client.resource(pool(PRIMARY_POOL, "10.252.0.0/26", null)).create();
     client.resource(pool(OTHER_PRIMARY_POOL, "10.252.1.0/26", null)).create();
@@ -107,40 +110,8 @@ class MultusOnRealNodeE2E {
 
   @AfterAll
   static void stopNode() {
-    if (kipam != null) {
-      try {
-        for (String ns : NAMESPACES) {
-          client.pods().inNamespace(ns).delete();
-        }
-        await().atMost(Duration.ofMinutes(1)).until(() -> testPods().isEmpty());
-      } catch (RuntimeException e) {
-        System.out.printf("the test's pods did not all go before teardown: %s%n", e);
-      }
-    }
-    KipamOnRealNode.closeAfter(node, kipam);
+    KipamOnRealNode.closeAfterWorkloads(node, kipam, NAMESPACES);
     System.out.printf("Multus real-node tier: %.1f s in all%n", seconds(begin));
-  }
-
-  /**
-   * The cluster network: {@code bridge} with kipam, without making the bridge the pods' gateway. A
-   * bridge holds one IPv4 address, and the pods of this network come from two pools (the pool
-   * annotation moves some to the second), each of whose pods would ask for its own gateway there.
-   */
-  static String clusterNetwork() {
-    return """
-        {
-          "cniVersion": "1.0.0",
-          "name": "%s",
-          "plugins": [
-            {
-              "type": "bridge",
-              "bridge": "kipam-br0",
-              "ipam": {"type": "kipam", "pools": ["%s"]}
-            }
-          ]
-        }
-        """
-        .formatted(CLUSTER_NETWORK, PRIMARY_POOL);
   }
 
   static IPPool pool(String name, String cidr, String network) {
@@ -436,38 +407,19 @@ class MultusOnRealNodeE2E {
         .withNamespace(namespace)
         .addToAnnotations(annotations)
         .endMetadata()
-        .withNewSpec()
-        .withTerminationGracePeriodSeconds(2L)
-        .addNewContainer()
-        .withName("workload")
-        .withImage("kipam.io/workload:1")
-        .withImagePullPolicy("Never")
-        .endContainer()
-        .endSpec()
+        .withSpec(KipamOnRealNode.workloadPodSpec())
         .build();
   }
 
   /** {@code pod} once Running with its network status written, a pod other than {@code notUid}. */
   private static Pod awaitRunning(Pod pod, String notUid) {
-    String ns = pod.getMetadata().getNamespace();
-    String name = pod.getMetadata().getName();
-    return await()
-        .atMost(PODS_TIMEOUT)
-        .pollInterval(Duration.ofMillis(250))
-        .until(
-            () -> client.pods().inNamespace(ns).withName(name).get(),
-            p ->
-                p != null
-                    && !p.getMetadata().getUid().equals(notUid)
-                    && p.getMetadata().getDeletionTimestamp() == null
-                    && "Running".equals(p.getStatus().getPhase())
-                    && p.getMetadata().getAnnotations().containsKey(STATUS_ANNOTATION));
-  }
-
-  static List<Pod> testPods() {
-    return NAMESPACES.stream()
-        .flatMap(ns -> client.pods().inNamespace(ns).list().getItems().stream())
-        .toList();
+    return KipamOnRealNode.awaitRunningPod(
+        client,
+        pod.getMetadata().getNamespace(),
+        pod.getMetadata().getName(),
+        notUid,
+        p -> p.getMetadata().getAnnotations().containsKey(STATUS_ANNOTATION),
+        PODS_TIMEOUT);
   }
 
   static String name(Pod pod) {

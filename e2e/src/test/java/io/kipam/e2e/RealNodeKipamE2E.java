@@ -75,19 +75,7 @@ class RealNodeKipamE2E {
 
   @AfterAll
   static void stopNode() {
-    if (kipam != null) {
-      // The workloads go first, while kipam-node still answers their CNI DEL.
-      try {
-        for (String ns : NAMESPACES) {
-          client.apps().deployments().inNamespace(ns).delete();
-          client.pods().inNamespace(ns).delete();
-        }
-        await().atMost(Duration.ofMinutes(1)).until(() -> workloadPods().isEmpty());
-      } catch (RuntimeException e) {
-        System.out.printf("the test's pods did not all go before teardown: %s%n", e);
-      }
-    }
-    KipamOnRealNode.closeAfter(node, kipam);
+    KipamOnRealNode.closeAfterWorkloads(node, kipam, NAMESPACES);
     System.out.printf("real-node tier: %.1f s in all%n", seconds(begin));
   }
 
@@ -475,17 +463,8 @@ class RealNodeKipamE2E {
 
   /** The pod {@code namespace/name} once Running with an address, other than {@code notUid}. */
   private static Pod awaitRunningPod(String namespace, String name, String notUid) {
-    return await()
-        .atMost(PODS_TIMEOUT)
-        .pollInterval(Duration.ofMillis(250))
-        .until(
-            () -> client.pods().inNamespace(namespace).withName(name).get(),
-            p ->
-                p != null
-                    && !p.getMetadata().getUid().equals(notUid)
-                    && p.getMetadata().getDeletionTimestamp() == null
-                    && "Running".equals(p.getStatus().getPhase())
-                    && p.getStatus().getPodIP() != null);
+    return KipamOnRealNode.awaitRunningPod(
+        client, namespace, name, notUid, p -> p.getStatus().getPodIP() != null, PODS_TIMEOUT);
   }
 
   static long runningWorkloadPods() {

@@ -263,16 +263,7 @@ public final class RealNodeQuickstart {
 
   private void awaitPoolReady(String pool) {
     steps.step("waiting for IPPool " + pool + " to be Ready");
-    Awaitility.await()
-        .atMost(STEP_TIMEOUT)
-        .until(
-            () -> {
-              IPPool p = client.resources(IPPool.class).withName(pool).get();
-              return p != null
-                  && p.getStatus() != null
-                  && p.getStatus().getConditions().stream()
-                      .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-            });
+    kipam.awaitPoolReady(pool, STEP_TIMEOUT);
   }
 
   private List<Pod> pods() {

@@ -88,7 +88,9 @@ class WhereaboutsSwitchOnRealNodeE2E {
     client = node.client();
     node.installMultus(CLUSTER_NETWORK);
     whereabouts = WhereaboutsOnRealNode.install(node, "whereabouts");
-    kipam = KipamOnRealNode.install(node, clusterNetwork());
+    kipam =
+        KipamOnRealNode.install(
+            node, KipamOnRealNode.bridgeWithoutGateway(CLUSTER_NETWORK, PRIMARY_POOL));
     kipam.awaitReady();
     client.resource(MultusOnRealNodeE2E.pool(PRIMARY_POOL, "10.252.0.0/24", null)).create();
     for (String ns : NAMESPACES) {
@@ -111,33 +113,8 @@ class WhereaboutsSwitchOnRealNodeE2E {
 
   @AfterAll
   static void stopNode() {
-    if (kipam != null) {
-      try {
-        for (String ns : NAMESPACES) {
-          client.apps().deployments().inNamespace(ns).delete();
-          client.pods().inNamespace(ns).delete();
-        }
-        await().atMost(Duration.ofMinutes(1)).until(() -> testPods().isEmpty());
-      } catch (RuntimeException e) {
-        System.out.printf("the test's pods did not all go before teardown: %s%n", e);
-      }
-    }
-    KipamOnRealNode.closeAfter(node, kipam);
+    KipamOnRealNode.closeAfterWorkloads(node, kipam, NAMESPACES);
     System.out.printf("whereabouts switch-over real-node tier: %.1f s in all%n", seconds(begin));
-  }
-
-  /** The cluster network ({@code eth0}): {@code bridge} with kipam. */
-  static String clusterNetwork() {
-    return """
-        {
-          "cniVersion": "1.0.0",
-          "name": "%s",
-          "plugins": [
-            {"type": "bridge", "bridge": "kipam-br0", "ipam": {"type": "kipam", "pools": ["%s"]}}
-          ]
-        }
-        """
-        .formatted(CLUSTER_NETWORK, PRIMARY_POOL);
   }
 
   /** The network's NetworkAttachmentDefinition in {@code namespace}: a bridge with whereabouts. */
@@ -553,14 +530,7 @@ class WhereaboutsSwitchOnRealNodeE2E {
         .withLabels(labels)
         .addToAnnotations(MultusOnRealNodeE2E.NETWORKS_ANNOTATION, NETWORK)
         .endMetadata()
-        .withNewSpec()
-        .withTerminationGracePeriodSeconds(2L)
-        .addNewContainer()
-        .withName("workload")
-        .withImage("kipam.io/workload:1")
-        .withImagePullPolicy("Never")
-        .endContainer()
-        .endSpec()
+        .withSpec(KipamOnRealNode.workloadPodSpec())
         .endTemplate()
         .endSpec()
         .build();

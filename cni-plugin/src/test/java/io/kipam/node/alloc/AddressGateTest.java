@@ -47,6 +47,21 @@ class AddressGateTest {
         List.of(new AddRequest.Family(List.of(pools), new AddRequest.Dynamic())));
   }
 
+  /** {@code request}'s pod and interface, asking for IPAMClaim {@code claim}'s address in blue. */
+  private AddRequest claimedBy(String claim, AddRequest request) {
+    ClaimStore.Claim bound =
+        new ClaimStore.Claim("q1", claim, "claim-uid", "net1-conf", "eth0", null, false);
+    return new AddRequest(
+        request.attachment(),
+        request.pod(),
+        request.network(),
+        "blue",
+        null,
+        List.of(
+            new AddRequest.Family(
+                List.of(blue), new AddRequest.Claimed(bound, java.util.Optional.empty()))));
+  }
+
   private Lease lease(AddRequest request, PoolView pool, String ip, String block) {
     return request.unwritten(pool, IpAddress.parse(ip), Cidr.parse(block), "node-a");
   }
@@ -107,18 +122,7 @@ class AddressGateTest {
     ledger.releasing(pods);
     refused(request, blue, pods, Refusal.Kind.TRY_AGAIN, "rests for the pool's reuse delay (30 s)");
 
-    ClaimStore.Claim claim =
-        new ClaimStore.Claim("q1", "vm-1.blue", "claim-uid", "net1-conf", "eth0", null, false);
-    AddRequest claimed =
-        new AddRequest(
-            request.attachment(),
-            request.pod(),
-            request.network(),
-            "blue",
-            null,
-            List.of(
-                new AddRequest.Family(
-                    List.of(blue), new AddRequest.Claimed(claim, java.util.Optional.empty()))));
+    AddRequest claimed = claimedBy("vm-1.blue", request);
     Lease claims = lease(claimed, blue, "192.168.0.5", "192.168.0.5/32").withObjectUid("o-1");
     ledger.releasing(claims); // the claim's pod ended its attachment; the claim keeps the address
     assertThatCode(() -> gate.admit(claimed, blue, claims)).doesNotThrowAnyException();
@@ -136,18 +140,7 @@ class AddressGateTest {
   @Test
   void aClaimsAddressStaysItsOwnAfterItsObjectIsGone() {
     AddRequest request = request("blue", blue);
-    ClaimStore.Claim claim =
-        new ClaimStore.Claim("q1", "vm-1.blue", "claim-uid", "net1-conf", "eth0", null, false);
-    AddRequest claimed =
-        new AddRequest(
-            request.attachment(),
-            request.pod(),
-            request.network(),
-            "blue",
-            null,
-            List.of(
-                new AddRequest.Family(
-                    List.of(blue), new AddRequest.Claimed(claim, java.util.Optional.empty()))));
+    AddRequest claimed = claimedBy("vm-1.blue", request);
     Lease claims = lease(claimed, blue, "192.168.0.7", "192.168.0.7/32").withObjectUid("o-7");
     ledger.leaseSeen(claims);
     ledger.releasing(claims);

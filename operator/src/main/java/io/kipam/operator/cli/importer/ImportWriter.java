@@ -74,14 +74,14 @@ public final class ImportWriter {
           plan.addresses().stream().filter(a -> a.pool().equals(pool.name())).toList();
       for (PlannedAddress a : addresses) {
         if (a.present()) {
-          present += a.subClaim() ? 2 : 1;
+          present++;
         } else {
           address(a);
         }
       }
-      addresses.stream()
-          .filter(a -> a.subClaim() && !a.present())
-          .forEach(a -> subClaim(a, poolUid));
+      // A sub-claim is written for an address found present too: a run cut short between the
+      // two left the address without it, and a create that meets it is read back as present.
+      addresses.stream().filter(PlannedAddress::subClaim).forEach(a -> subClaim(a, poolUid));
       for (PlannedSlot s : plan.slots()) {
         if (!s.pool().equals(pool.name())) {
           continue;

@@ -19,8 +19,8 @@ import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPPool;
 import io.kipam.testing.ControlPlaneBinaries;
 import io.kipam.testing.RealNode;
+import io.kipam.testing.SwitchOverHold;
 import io.kipam.testing.Variants;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -67,7 +67,7 @@ class WhereaboutsSwitchOnRealNodeE2E {
   static final String IMPORTED_POOL = "wb-10-80-0-0-24";
 
   static final List<String> NAMESPACES = List.of("switch-a", "switch-b");
-  static final String HOLD_LABEL = "kipam-test-hold";
+  static final String HOLD_LABEL = SwitchOverHold.LABEL;
   static final String HOLD = "wb-switch";
   private static final Duration PODS_TIMEOUT = Duration.ofMinutes(4);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -169,7 +169,7 @@ class WhereaboutsSwitchOnRealNodeE2E {
           .atMost(Duration.ofMinutes(1))
           .until(() -> scaler.scalings.get() >= 4);
       // 2. Hold: the network's new pods are refused; wait until no ADD is under way.
-      List<HasMetadata> hold = holdPolicy();
+      List<HasMetadata> hold = SwitchOverHold.create(client, HOLD);
       await("the hold refuses new pods")
           .atMost(Duration.ofMinutes(1))
           .until(() -> NAMESPACES.stream().allMatch(WhereaboutsSwitchOnRealNodeE2E::refused));
@@ -383,39 +383,6 @@ class WhereaboutsSwitchOnRealNodeE2E {
         }
       }
     }
-  }
-
-  /**
-   * A ValidatingAdmissionPolicy (and binding) refusing pod creates in the namespaces labelled with
-   * the hold: step 2 of the switch-over.
-   */
-  private static List<HasMetadata> holdPolicy() {
-    String yaml =
-        """
-        apiVersion: admissionregistration.k8s.io/v1
-        kind: ValidatingAdmissionPolicy
-        metadata: {name: %2$s}
-        spec:
-          failurePolicy: Fail
-          matchConstraints:
-            namespaceSelector: {matchLabels: {%1$s: %2$s}}
-            resourceRules:
-            - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
-          validations:
-          - {expression: "false", message: "new pods of this network are held while it moves to kipam"}
-        ---
-        apiVersion: admissionregistration.k8s.io/v1
-        kind: ValidatingAdmissionPolicyBinding
-        metadata: {name: %2$s}
-        spec: {policyName: %2$s, validationActions: [Deny]}
-        """
-            .formatted(HOLD_LABEL, HOLD);
-    List<HasMetadata> objects =
-        client.load(new ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8))).items();
-    for (HasMetadata object : objects) {
-      client.resource(object).create();
-    }
-    return objects;
   }
 
   /** Whether the API server refuses a pod in {@code namespace} (asked as a dry run). */

@@ -23,6 +23,7 @@ import io.kipam.system.harness.SystemTest;
 import io.kipam.system.harness.Whereabouts;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
+import io.kipam.testing.SwitchOverHold;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -262,7 +263,7 @@ class WhereaboutsImportIT {
     rigs.forEach(r -> byNode.put(r.node, r));
     String hold = Fixtures.uniqueName("hold");
     for (String namespace : namespaces) {
-      Fixtures.label(client.namespaces().withName(namespace), "kipam-test-hold", hold);
+      Fixtures.label(client.namespaces().withName(namespace), SwitchOverHold.LABEL, hold);
     }
 
     List<Attached> attached = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -338,7 +339,7 @@ class WhereaboutsImportIT {
 
       // 2. Hold: new pods of the network are refused; wait for the ADDs under way.
       long holdStarted = System.nanoTime();
-      HasMetadata[] policy = holdPolicy(hold);
+      HasMetadata[] policy = SwitchOverHold.create(client, hold).toArray(HasMetadata[]::new);
       await("the hold refuses new pods")
           .atMost(Duration.ofSeconds(30))
           .until(() -> refused.get() > 0 && inFlight.get() == 0);
@@ -384,41 +385,6 @@ class WhereaboutsImportIT {
     assertThat(held).hasSize(attached.size());
     System.out.printf(
         "switch-over: %d pods, %d distinct addresses, none twice%n", attached.size(), seen.size());
-  }
-
-  /**
-   * A ValidatingAdmissionPolicy (and binding) refusing pod creates in namespaces labelled {@code
-   * hold}.
-   */
-  private HasMetadata[] holdPolicy(String hold) {
-    String yaml =
-        """
-        apiVersion: admissionregistration.k8s.io/v1
-        kind: ValidatingAdmissionPolicy
-        metadata: {name: %1$s}
-        spec:
-          failurePolicy: Fail
-          matchConstraints:
-            namespaceSelector: {matchLabels: {kipam-test-hold: %1$s}}
-            resourceRules:
-            - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
-          validations:
-          - {expression: "false", message: "new pods of this network are held while it moves to kipam"}
-        ---
-        apiVersion: admissionregistration.k8s.io/v1
-        kind: ValidatingAdmissionPolicyBinding
-        metadata: {name: %1$s}
-        spec: {policyName: %1$s, validationActions: [Deny]}
-        """
-            .formatted(hold);
-    List<HasMetadata> objects =
-        client
-            .load(new java.io.ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8)))
-            .items();
-    for (HasMetadata object : objects) {
-      client.resource(object).create();
-    }
-    return objects.toArray(HasMetadata[]::new);
   }
 
   private interface Attach {

@@ -48,6 +48,15 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
 
   private static final Duration NAMESPACE_LABELS_TTL = Duration.ofSeconds(10);
 
+  /**
+   * Objects per page of each watch's lists. With a page size the lists are consistent reads (no
+   * resourceVersion): without one, fabric8 makes an informer's first list with resourceVersion=0,
+   * which the API server answers from its watch cache at any staleness, and a cache that lags (a
+   * busy API server, one just restarted, one of several) would leave out the IPAddresses written
+   * just before this daemon started. The node is marked synced on these lists (design 4.2).
+   */
+  static final long SYNC_PAGE = KubernetesStore.LIST_PAGE;
+
   private final KubernetesClient client;
   private final String node;
   private final Ledger ledger;
@@ -86,6 +95,7 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
     pools =
         client
             .resources(IPPool.class)
+            .withLimit(SYNC_PAGE)
             .runnableInformer(0)
             .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPPool> poolsListed = new FirstList<>();
@@ -94,12 +104,14 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
         client
             .resources(NodeSummary.class)
             .withName(node)
+            .withLimit(SYNC_PAGE)
             .runnableInformer(0)
             .itemStore(TrimmedStore.withoutManagedFields());
     SharedIndexInformer<IPBlock> blocks =
         client
             .resources(IPBlock.class)
             .withLabel(ApiConstants.LABEL_NODE, node)
+            .withLimit(SYNC_PAGE)
             .runnableInformer(0)
             .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPBlock> blocksListed = new FirstList<>();
@@ -110,6 +122,7 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
             .resources(IPAddress.class)
             .inAnyNamespace()
             .withLabel(ApiConstants.LABEL_NODE, node)
+            .withLimit(SYNC_PAGE)
             .runnableInformer(0)
             .itemStore(TrimmedStore.withoutManagedFields());
     FirstList<IPAddress> addressesListed = new FirstList<>();
@@ -120,6 +133,7 @@ public final class NodeWatch implements AutoCloseable, PoolDirectory {
             .resources(PodSummary.class)
             .inAnyNamespace()
             .withField("spec.nodeName", node)
+            .withLimit(SYNC_PAGE)
             .runnableInformer(0)
             .itemStore(TrimmedStore.withoutManagedFields());
     pods.addEventHandler(counted("Pod"));

@@ -176,7 +176,7 @@ public final class KipamOperator implements AutoCloseable {
             ClaimSweep.INTERVAL,
             "release of deleted IPAMClaims' addresses");
     if (settings.webhookPort() >= 0) {
-      webhook = startWebhook(clock);
+      webhook = startWebhook(clock, caches);
     }
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
@@ -204,7 +204,7 @@ public final class KipamOperator implements AutoCloseable {
    * the port is taken) is logged and left out: the controllers do not depend on it, and
    * kube-apiserver applies the configuration's failurePolicy to the calls it cannot make.
    */
-  private AdmissionWebhook startWebhook(Clock clock) {
+  private AdmissionWebhook startWebhook(Clock clock, ControllerCaches caches) {
     String namespace =
         settings
             .leaseNamespace()
@@ -222,7 +222,8 @@ public final class KipamOperator implements AutoCloseable {
               settings.webhookSecret(),
               settings.webhookConfiguration(),
               hosts),
-          clock);
+          clock,
+          caches::block);
     } catch (Exception e) {
       log.error("the admission webhook does not run: {}", e.toString());
       return null;

@@ -30,18 +30,25 @@ public final class ApiClients {
 
   private ApiClients() {}
 
-  static KubernetesClient create(OperatorSettings settings) throws IOException {
+  /** The operator's client; the watches it opens are counted in {@code watches}. */
+  static KubernetesClient create(OperatorSettings settings, WatchCount watches) throws IOException {
     return create(
-        settings.kubeconfig(), settings.apiQps(), settings.apiBurst(), settings.requestTimeout());
+        settings.kubeconfig(),
+        settings.apiQps(),
+        settings.apiBurst(),
+        settings.requestTimeout(),
+        Optional.of(watches));
   }
 
   /** The audit's own client: its budget ({@code KIPAM_AUDIT_QPS}) never slows a reconcile. */
-  static KubernetesClient forAudit(OperatorSettings settings) throws IOException {
+  static KubernetesClient forAudit(OperatorSettings settings, WatchCount watches)
+      throws IOException {
     return create(
         settings.kubeconfig(),
         settings.auditQps(),
         settings.auditBurst(),
-        settings.requestTimeout());
+        settings.requestTimeout(),
+        Optional.of(watches));
   }
 
   /**
@@ -50,6 +57,16 @@ public final class ApiClients {
    */
   public static KubernetesClient create(
       Optional<Path> kubeconfig, double qps, int burst, Duration requestTimeout)
+      throws IOException {
+    return create(kubeconfig, qps, burst, requestTimeout, Optional.empty());
+  }
+
+  private static KubernetesClient create(
+      Optional<Path> kubeconfig,
+      double qps,
+      int burst,
+      Duration requestTimeout,
+      Optional<WatchCount> watches)
       throws IOException {
     Config config =
         kubeconfig.isPresent()
@@ -61,7 +78,11 @@ public final class ApiClients {
     ApiRateLimiter limiter = new ApiRateLimiter(qps, burst);
     return new KubernetesClientBuilder()
         .withConfig(config)
-        .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor(ApiRateLimiter.NAME, limiter))
+        .withHttpClientBuilderConsumer(
+            b -> {
+              b.addOrReplaceInterceptor(ApiRateLimiter.NAME, limiter);
+              watches.ifPresent(w -> b.addOrReplaceInterceptor(WatchCount.NAME, w));
+            })
         .build();
   }
 }

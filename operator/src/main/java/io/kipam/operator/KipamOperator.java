@@ -23,6 +23,7 @@ import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
@@ -45,6 +46,7 @@ public final class KipamOperator implements AutoCloseable {
 
   private final OperatorSettings settings;
   private final OperatorMetrics metrics = new OperatorMetrics();
+  private final WatchCount watches = new WatchCount();
   private KubernetesClient client;
   private KubernetesClient auditClient;
   private Operator operator;
@@ -111,8 +113,8 @@ public final class KipamOperator implements AutoCloseable {
   }
 
   private void run() throws Exception {
-    client = ApiClients.create(settings);
-    auditClient = ApiClients.forAudit(settings);
+    client = ApiClients.create(settings, watches);
+    auditClient = ApiClients.forAudit(settings, watches);
     Clock clock = Clock.systemUTC();
     EventRecorder events =
         new EventRecorder(client, settings.eventNamespace(), settings.identity(), clock);
@@ -176,7 +178,7 @@ public final class KipamOperator implements AutoCloseable {
             ClaimSweep.INTERVAL,
             "release of deleted IPAMClaims' addresses");
     if (settings.webhookPort() >= 0) {
-      webhook = startWebhook(clock);
+      webhook = startWebhook(clock, caches);
     }
     http = new MetricsServer(settings.metricsPort(), metrics.registry(), this::ready);
     if (!settings.leaderElection()) {
@@ -204,7 +206,7 @@ public final class KipamOperator implements AutoCloseable {
    * the port is taken) is logged and left out: the controllers do not depend on it, and
    * kube-apiserver applies the configuration's failurePolicy to the calls it cannot make.
    */
-  private AdmissionWebhook startWebhook(Clock clock) {
+  private AdmissionWebhook startWebhook(Clock clock, ControllerCaches caches) {
     String namespace =
         settings
             .leaseNamespace()
@@ -222,7 +224,8 @@ public final class KipamOperator implements AutoCloseable {
               settings.webhookSecret(),
               settings.webhookConfiguration(),
               hosts),
-          clock);
+          clock,
+          caches::block);
     } catch (Exception e) {
       log.error("the admission webhook does not run: {}", e.toString());
       return null;
@@ -299,6 +302,14 @@ public final class KipamOperator implements AutoCloseable {
   /** The port serving {@code /metrics}, {@code /healthz} and {@code /readyz}. */
   public int metricsPort() {
     return http.port();
+  }
+
+  /**
+   * The watches this operator's clients have opened, by resource ({@code nodes}, {@code
+   * ippools.kipam.io}): right after the start, how many informers of each kind it runs.
+   */
+  public Map<String, Integer> watchesOpened() {
+    return watches.opened();
   }
 
   public OperatorSettings settings() {

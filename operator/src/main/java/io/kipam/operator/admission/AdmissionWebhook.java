@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReviewBuilder;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.IPBlock;
@@ -29,16 +28,19 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * kipam's validating admission webhook, served by every replica of kipam-operator (not only the
  * leader): {@code POST /validate} answers AdmissionReviews for creates of IPAddresses and
- * sub-claims made with node-bound tokens ({@link AdmissionRules}), looking blocks up in an informer
- * of its own. Its serving certificate lives in a Secret that the first replica to start creates;
- * each replica writes the certificate into the {@code caBundle} of the
- * ValidatingWebhookConfiguration that names the webhook, when it differs.
+ * sub-claims made with node-bound tokens ({@link AdmissionRules}), looking blocks up in
+ * kipam-operator's one cache of them ({@code cached}, filled by the IPBlock controller's informer;
+ * empty until it runs, when a refusal is confirmed by a fresh read anyway). Its serving certificate
+ * lives in a Secret that the first replica to start creates; each replica writes the certificate
+ * into the {@code caBundle} of the ValidatingWebhookConfiguration that names the webhook, when it
+ * differs.
  */
 public final class AdmissionWebhook implements AutoCloseable {
 
@@ -60,32 +62,32 @@ public final class AdmissionWebhook implements AutoCloseable {
 
   private final HttpsServer server;
   private final ExecutorService executor;
-  private final SharedIndexInformer<IPBlock> informer;
   private final AdmissionRules rules;
 
-  private AdmissionWebhook(
-      HttpsServer server,
-      ExecutorService executor,
-      SharedIndexInformer<IPBlock> informer,
-      AdmissionRules rules) {
+  private AdmissionWebhook(HttpsServer server, ExecutorService executor, AdmissionRules rules) {
     this.server = server;
     this.executor = executor;
-    this.informer = informer;
     this.rules = rules;
   }
 
-  /** Starts the webhook: certificate, CA bundle, informer, then the HTTPS server. */
-  public static AdmissionWebhook start(KubernetesClient client, Settings settings, Clock clock)
+  /**
+   * Starts the webhook: certificate, CA bundle, then the HTTPS server; {@code cached} looks a block
+   * up in the operator's cache.
+   */
+  public static AdmissionWebhook start(
+      KubernetesClient client,
+      Settings settings,
+      Clock clock,
+      Function<String, Optional<IPBlock>> cached)
       throws IOException {
     ServingCertificate certificate = certificate(client, settings, clock);
     publishCaBundle(client, settings, certificate);
-    SharedIndexInformer<IPBlock> informer = client.resources(IPBlock.class).inform();
     AdmissionRules rules =
         new AdmissionRules(
             new AdmissionRules.Blocks() {
               @Override
               public Optional<IPBlock> cached(String name) {
-                return Optional.ofNullable(informer.getStore().getByKey(name));
+                return cached.apply(name);
               }
 
               @Override
@@ -100,7 +102,7 @@ public final class AdmissionWebhook implements AutoCloseable {
     server.setHttpsConfigurator(new HttpsConfigurator(certificate.sslContext()));
     ExecutorService executor = Executors.newFixedThreadPool(4, r -> daemon(r));
     server.setExecutor(executor);
-    AdmissionWebhook webhook = new AdmissionWebhook(server, executor, informer, rules);
+    AdmissionWebhook webhook = new AdmissionWebhook(server, executor, rules);
     server.createContext("/validate", webhook::handle);
     server.start();
     log.info(
@@ -309,6 +311,5 @@ public final class AdmissionWebhook implements AutoCloseable {
   public void close() {
     server.stop(0);
     executor.shutdownNow();
-    informer.close();
   }
 }

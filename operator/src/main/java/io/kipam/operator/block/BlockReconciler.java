@@ -27,7 +27,10 @@ import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.ControllerCaches;
 import io.kipam.operator.kube.EventRecorder;
+import io.kipam.operator.kube.FollowingEventSource;
+import io.kipam.operator.kube.KindRelay;
 import io.kipam.operator.kube.NodeMetadata;
+import io.kipam.operator.kube.RelayingInformerEventSource;
 import io.kipam.runtime.client.PreconditionedDelete;
 import java.time.Clock;
 import java.time.Duration;
@@ -67,7 +70,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   private static final String NODES = "block-nodes";
   private static final String POOLS = "block-pools";
   private static final String BY_NODE = "kipam-block-by-node";
-  private static final String BY_POOL = "kipam-block-by-pool";
+  private static final String RELAY = "block-relay";
   private static final String BY_DEMAND = "kipam-node-by-demand";
   private static final String BY_SLOT_DEMAND = "kipam-node-by-slot-demand";
   private static final Duration PRUNE_EVERY = Duration.ofMinutes(5);
@@ -120,19 +123,23 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
   @Override
   public List<EventSource<?, IPBlock>> prepareEventSources(EventSourceContext<IPBlock> context) {
     var blocks = context.getPrimaryCache();
-    caches.blocks(blocks);
+    // The blocks' one cache is this controller's own informer, the Nodes' one cache is kept here
+    // too; the pools' is the IPPool controller's, whose events are followed, not watched again.
+    caches.blockKind().own(blocks);
+    var relay = new KindRelay<>(RELAY, caches.blockKind());
     blocks.addIndexer(
         BY_NODE,
         b ->
             b.getSpec() == null || b.getSpec().getNode() == null
                 ? List.of()
                 : List.of(b.getSpec().getNode()));
-    blocks.addIndexer(BY_POOL, b -> Blocks.poolOf(b).map(List::of).orElse(List.of()));
+    blocks.addIndexer(
+        ControllerCaches.BLOCKS_BY_POOL, b -> Blocks.poolOf(b).map(List::of).orElse(List.of()));
     // A Node's arrival and deletion matter here, and a change of the demand its daemon records
     // (kipam.io/demand); its frequent status updates do not. A node short of a pool maps to one
     // slot of that pool, whose look then relieves it.
     var nodes =
-        new InformerEventSource<>(
+        new RelayingInformerEventSource<>(
             InformerEventSourceConfiguration.from(Node.class, IPBlock.class)
                 .withName(NODES)
                 .withItemStore(NodeMetadata.store())
@@ -143,7 +150,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                               .map(ResourceID::fromResource)
                               .collect(toSet());
                       for (String pool : demand(node)) {
-                        blocks.byIndex(BY_POOL, pool).stream()
+                        blocks.byIndex(ControllerCaches.BLOCKS_BY_POOL, pool).stream()
                             .filter(b -> !Blocks.subClaim(b))
                             .min(Comparator.comparing(b -> b.getMetadata().getName()))
                             .map(ResourceID::fromResource)
@@ -162,7 +169,8 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
                             || (!slotDemand(updated).isEmpty()
                                 && !slotDemand(updated).equals(slotDemand(previous))))
                 .build(),
-            context);
+            context,
+            caches.nodeKind());
     nodes.addIndexer(BY_DEMAND, node -> List.copyOf(demand(node)));
     nodes.addIndexer(BY_SLOT_DEMAND, node -> List.copyOf(slotDemand(node)));
     metrics.demandFrom(
@@ -178,22 +186,22 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     // Pools are looked up (their layout, when a block is full); only a changed maxBlocksPerNode
     // makes their slots be looked at again, so a lowered limit takes effect at once.
     var pools =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(IPPool.class, IPBlock.class)
-                .withName(POOLS)
-                .withSecondaryToPrimaryMapper(
-                    (IPPool pool) ->
-                        blocks.byIndex(BY_POOL, pool.getMetadata().getName()).stream()
-                            .filter(b -> b.getSpec() != null && !Blocks.subClaim(b))
-                            .map(ResourceID::fromResource)
-                            .collect(toSet()))
-                .withOnAddFilter(pool -> false)
-                .withOnDeleteFilter((pool, unknown) -> false)
-                .withOnUpdateFilter(
-                    (updated, previous) -> BlockLimit.limit(updated) != BlockLimit.limit(previous))
-                .build(),
-            context);
-    return List.of(nodes, pools);
+        new FollowingEventSource<IPPool, IPBlock>(
+            POOLS,
+            caches.poolKind(),
+            context.getControllerConfiguration().getConfigurationService().cacheSyncTimeout(),
+            (IPPool pool) ->
+                blocks
+                    .byIndex(ControllerCaches.BLOCKS_BY_POOL, pool.getMetadata().getName())
+                    .stream()
+                    .filter(b -> b.getSpec() != null && !Blocks.subClaim(b))
+                    .map(ResourceID::fromResource)
+                    .collect(toSet()));
+    pools.setOnAddFilter(pool -> false);
+    pools.setOnDeleteFilter((pool, unknown) -> false);
+    pools.setOnUpdateFilter(
+        (updated, previous) -> BlockLimit.limit(updated) != BlockLimit.limit(previous));
+    return List.of(relay, nodes, pools);
   }
 
   @Override
@@ -230,8 +238,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       return asked ? UpdateControl.noUpdate() : recheckAfter(Optional.of(AFTER_CONFLICT));
     }
     if (!demanding.isEmpty()
-        && pressure.relieveShortNodes(
-            pool(block, context), poolBlocks(context), steps, now, demanding)) {
+        && pressure.relieveShortNodes(pool(block), poolBlocks(context), steps, now, demanding)) {
       return recheckAfter(Optional.of(AFTER_CONFLICT));
     }
     if (Blocks.shared(block)) {
@@ -240,7 +247,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
       // may leave a node short that waited for it.
       boolean unwritten =
           SlotConversion.asked(block)
-              && pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
+              && pressure.relieveShortNodes(pool(block), poolBlocks(context), steps, now);
       return unwritten ? recheckAfter(Optional.of(AFTER_CONFLICT)) : UpdateControl.noUpdate();
     }
     Optional<NodeAbsence> absence = nodeAbsence(block, context, now);
@@ -258,12 +265,10 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     ReleasePlan plan = planner.plan(block, memory, now, overLimit(block, context));
     if (plan instanceof ReleasePlan.Wait wait) {
       steps.reportRefusal(block);
-      boolean unwritten =
-          pressure.relieve(block, pool(block, context), poolBlocks(context), steps, now);
+      boolean unwritten = pressure.relieve(block, pool(block), poolBlocks(context), steps, now);
       if (refused(block)) {
         // The node that was short when this block was asked for is short still.
-        unwritten |=
-            pressure.relieveShortNodes(pool(block, context), poolBlocks(context), steps, now);
+        unwritten |= pressure.relieveShortNodes(pool(block), poolBlocks(context), steps, now);
       }
       if (unwritten) {
         return recheckAfter(Optional.of(AFTER_CONFLICT));
@@ -287,7 +292,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
    * and says why the block is to be taken back when it is one of that node's empty excess slots.
    */
   private Optional<String> overLimit(IPBlock block, Context<IPBlock> context) {
-    Optional<IPPool> pool = pool(block, context);
+    Optional<IPPool> pool = pool(block);
     if (pool.isEmpty()) {
       return Optional.empty();
     }
@@ -327,7 +332,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
         key -> key.startsWith(prefix) && !demanding.contains(key.substring(prefix.length())));
     List<String> added =
         demanding.stream().filter(n -> demandReported.add(prefix + n)).sorted().toList();
-    Optional<IPPool> pool = pool(block, context);
+    Optional<IPPool> pool = pool(block);
     if (!added.isEmpty() && pool.isPresent()) {
       events.record(
           pool.get(),
@@ -343,7 +348,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
 
   /** The cached blocks naming a pool, by the pool's name. */
   private static Function<String, List<IPBlock>> poolBlocks(Context<IPBlock> context) {
-    return name -> context.getPrimaryCache().byIndex(BY_POOL, name);
+    return name -> context.getPrimaryCache().byIndex(ControllerCaches.BLOCKS_BY_POOL, name);
   }
 
   private static boolean refused(IPBlock block) {
@@ -364,7 +369,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     if (block.getSpec() == null) {
       return DeleteControl.defaultDelete(); // not a block kipam could have handed addresses from
     }
-    Optional<Duration> resting = ClaimAddressRest.remaining(block, pool(block, context), now);
+    Optional<Duration> resting = ClaimAddressRest.remaining(block, pool(block), now);
     if (resting.isPresent()) {
       return keep(resting); // a deleted claim's address rests before anyone else may hold it
     }
@@ -526,12 +531,8 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
     return nodes.get(new ResourceID(block.getSpec().getNode())).isPresent();
   }
 
-  @SuppressWarnings("unchecked")
-  private static Optional<IPPool> pool(IPBlock block, Context<IPBlock> context) {
-    var pools =
-        (InformerEventSource<IPPool, IPBlock>)
-            context.eventSourceRetriever().getEventSourceFor(IPPool.class, POOLS);
-    return Blocks.poolOf(block).flatMap(name -> pools.get(new ResourceID(name)));
+  private Optional<IPPool> pool(IPBlock block) {
+    return Blocks.poolOf(block).flatMap(caches::pool);
   }
 
   private void prune(Context<IPBlock> context, Instant now) {

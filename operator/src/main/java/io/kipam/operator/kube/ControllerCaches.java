@@ -1,65 +1,69 @@
 package io.kipam.operator.kube;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
-import io.javaoperatorsdk.operator.health.InformerWrappingEventSourceHealthIndicator;
-import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPPool;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * The controllers' caches of pools, blocks and Nodes, for the parts of kipam-operator that read
- * them outside a reconcile (the capacity publisher), so that those keep no informers of their own
- * (design §6: the operator's memory follows what it must hold, once). Each controller hands over
- * its cache as it prepares its event sources; until then, and until every one of them has synced,
- * {@link #synced} is false and nothing should be decided on them.
+ * kipam-operator's one cache per kind (design §6): pools (the IPPool controller's informer), blocks
+ * (the IPBlock controller's informer) and Nodes, trimmed by {@link NodeMetadata} (an informer of
+ * the IPBlock controller). Every other reader, a controller's event sources for a kind it does not
+ * hold as well as the capacity publisher, the claim sweep and the admission webhook, reads them
+ * here and keeps no informer of its own. Until each owner's informer has synced, {@link #synced} is
+ * false and nothing should be decided on them.
  */
 public final class ControllerCaches {
 
-  private volatile IndexerResourceCache<IPPool> pools;
-  private volatile IndexerResourceCache<IPBlock> blocks;
-  private volatile IndexerResourceCache<Node> nodes;
+  /** The blocks' index by the pool they name ({@link Blocks#poolOf}). */
+  public static final String BLOCKS_BY_POOL = "kipam-block-by-pool";
 
-  public void pools(IndexerResourceCache<IPPool> cache) {
-    this.pools = cache;
+  private final SharedKind<IPPool> pools = new SharedKind<>(IPPool.class);
+  private final SharedKind<IPBlock> blocks = new SharedKind<>(IPBlock.class);
+  private final SharedKind<Node> nodes = new SharedKind<>(Node.class);
+
+  public SharedKind<IPPool> poolKind() {
+    return pools;
   }
 
-  public void blocks(IndexerResourceCache<IPBlock> cache) {
-    this.blocks = cache;
+  public SharedKind<IPBlock> blockKind() {
+    return blocks;
   }
 
   /** Nodes as {@link NodeMetadata} keeps them. */
-  public void nodes(IndexerResourceCache<Node> cache) {
-    this.nodes = cache;
+  public SharedKind<Node> nodeKind() {
+    return nodes;
   }
 
-  /** Whether every cache was handed over and has synced with the API server. */
+  /** Whether every cache has synced with the API server. */
   public boolean synced() {
-    return Stream.of(pools, blocks, nodes).allMatch(ControllerCaches::synced);
-  }
-
-  private static boolean synced(IndexerResourceCache<? extends HasMetadata> cache) {
-    if (cache == null) {
-      return false;
-    }
-    if (cache instanceof InformerWrappingEventSourceHealthIndicator<?> informers) {
-      var indicators = informers.informerHealthIndicators().values();
-      return !indicators.isEmpty() && indicators.stream().allMatch(i -> i.hasSynced());
-    }
-    return false;
+    return Stream.of(pools, blocks, nodes).allMatch(SharedKind::synced);
   }
 
   public List<IPPool> pools() {
-    return pools.list().toList();
+    return pools.list();
+  }
+
+  public Optional<IPPool> pool(String name) {
+    return pools.get(name);
   }
 
   public List<IPBlock> blocks() {
-    return blocks.list().toList();
+    return blocks.list();
+  }
+
+  public Optional<IPBlock> block(String name) {
+    return blocks.get(name);
+  }
+
+  /** The cached blocks that name {@code pool}. */
+  public List<IPBlock> blocksOf(String pool) {
+    return blocks.byIndex(BLOCKS_BY_POOL, pool);
   }
 
   public List<Node> nodes() {
-    return nodes.list().toList();
+    return nodes.list();
   }
 }

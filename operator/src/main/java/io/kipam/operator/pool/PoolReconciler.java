@@ -5,7 +5,6 @@ import static java.util.stream.Collectors.toSet;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -16,7 +15,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.labels.Selectors;
 import io.kipam.api.net.PoolLayout;
@@ -30,7 +28,8 @@ import io.kipam.operator.kube.AddressLookup;
 import io.kipam.operator.kube.Blocks;
 import io.kipam.operator.kube.ControllerCaches;
 import io.kipam.operator.kube.EventRecorder;
-import io.kipam.operator.kube.NodeMetadata;
+import io.kipam.operator.kube.FollowingEventSource;
+import io.kipam.operator.kube.KindRelay;
 import io.kipam.runtime.client.PreconditionedDelete;
 import java.math.BigInteger;
 import java.time.Clock;
@@ -70,6 +69,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private static final String BLOCKS = "pool-blocks";
   private static final String PEERS = "pool-peers";
   private static final String NODES = "pool-nodes";
+  private static final String RELAY = "pool-relay";
   private static final Logger log = LoggerFactory.getLogger(PoolReconciler.class);
 
   private final Clock clock;
@@ -105,50 +105,45 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
 
   @Override
   public List<EventSource<?, IPPool>> prepareEventSources(EventSourceContext<IPPool> context) {
-    var blocks =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(IPBlock.class, IPPool.class)
-                .withName(BLOCKS)
-                .withSecondaryToPrimaryMapper(
-                    (IPBlock block) ->
-                        Blocks.poolOf(block).map(p -> Set.of(new ResourceID(p))).orElse(Set.of()))
-                .build(),
-            context);
     var primaryCache = context.getPrimaryCache();
+    // The pools' one cache is this controller's own informer; the blocks' and the Nodes' are the
+    // IPBlock controller's. Their events are followed here, not watched again.
+    caches.poolKind().own(primaryCache);
+    var relay = new KindRelay<>(RELAY, caches.poolKind());
+    Duration syncTimeout =
+        context.getControllerConfiguration().getConfigurationService().cacheSyncTimeout();
+    var blocks =
+        new FollowingEventSource<IPBlock, IPPool>(
+                BLOCKS,
+                caches.blockKind(),
+                syncTimeout,
+                block -> Blocks.poolOf(block).map(p -> Set.of(new ResourceID(p))).orElse(Set.of()))
+            .withSecondaries(pool -> Set.copyOf(caches.blocksOf(pool.getMetadata().getName())));
     // A pool appearing or going may change the verdict on the pools it overlaps; pools' own
     // updates cannot (cidr and network are immutable), so only adds and deletes count.
     var peers =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(IPPool.class, IPPool.class)
-                .withName(PEERS)
-                .withSecondaryToPrimaryMapper(
-                    (IPPool pool) ->
-                        primaryCache
-                            .list(other -> PoolOverlaps.conflict(pool, other))
-                            .map(ResourceID::fromResource)
-                            .collect(toSet()))
-                .withOnUpdateFilter((before, after) -> false)
-                .build(),
-            context);
+        new FollowingEventSource<IPPool, IPPool>(
+            PEERS,
+            caches.poolKind(),
+            syncTimeout,
+            pool ->
+                primaryCache
+                    .list(other -> PoolOverlaps.conflict(pool, other))
+                    .map(ResourceID::fromResource)
+                    .collect(toSet()));
+    peers.setOnUpdateFilter((after, before) -> false);
     // status.nodes counts the Nodes a pool's nodeSelector matches: a Node's arrival, deletion and
     // label changes count; its frequent status updates do not.
     var nodes =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(Node.class, IPPool.class)
-                .withName(NODES)
-                .withItemStore(NodeMetadata.store())
-                .withSecondaryToPrimaryMapper(
-                    (Node node) ->
-                        primaryCache.list().map(ResourceID::fromResource).collect(toSet()))
-                .withOnUpdateFilter(
-                    (before, after) ->
-                        !Objects.equals(
-                            before.getMetadata().getLabels(), after.getMetadata().getLabels()))
-                .build(),
-            context);
-    caches.pools(primaryCache);
-    caches.nodes(nodes);
-    return List.of(blocks, peers, nodes);
+        new FollowingEventSource<Node, IPPool>(
+            NODES,
+            caches.nodeKind(),
+            syncTimeout,
+            node -> primaryCache.list().map(ResourceID::fromResource).collect(toSet()));
+    nodes.setOnUpdateFilter(
+        (after, before) ->
+            !Objects.equals(before.getMetadata().getLabels(), after.getMetadata().getLabels()));
+    return List.of(relay, blocks, peers, nodes);
   }
 
   @Override
@@ -244,11 +239,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   }
 
   private static List<IPPool> peers(Context<IPPool> context) {
-    @SuppressWarnings("unchecked")
-    var peers =
-        (InformerEventSource<IPPool, IPPool>)
-            context.eventSourceRetriever().getEventSourceFor(IPPool.class, PEERS);
-    return peers.list().toList();
+    return context.getPrimaryCache().list().toList();
   }
 
   private static List<IPBlock> blocksOf(IPPool pool, Context<IPPool> context) {
@@ -262,16 +253,11 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
    * How many Nodes may use the pool: those its {@code spec.nodeSelector} matches, every Node when
    * it has none; null when the selector is invalid (the pool is refused then anyway).
    */
-  @SuppressWarnings("unchecked")
-  private static Integer nodesFor(IPPool pool, Context<IPPool> context) {
-    var nodes =
-        (InformerEventSource<Node, IPPool>)
-            context.eventSourceRetriever().getEventSourceFor(Node.class, NODES);
+  private Integer nodesFor(IPPool pool) {
     LabelSelector selector = pool.getSpec() == null ? null : pool.getSpec().getNodeSelector();
     try {
       return (int)
-          nodes
-              .list()
+          caches.nodes().stream()
               .filter(n -> selector == null || Selectors.matches(selector, labelsOf(n)))
               .count();
     } catch (IllegalArgumentException e) {
@@ -311,7 +297,7 @@ public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool>
   private Outcome write(
       IPPool pool, IPPoolStatus before, PoolFacts facts, Context<IPPool> context) {
     IPPoolStatus status = PoolStatusCalculator.status(facts, before, clock.instant());
-    status.setNodes(nodesFor(pool, context));
+    status.setNodes(nodesFor(pool));
     duplicates
         .of(pool.getMetadata().getName())
         .ifPresent(

@@ -130,9 +130,13 @@ class AttachmentEndIT {
             });
   }
 
-  /** An address of a Pod that exists, without an owner (the test deletes it when it likes). */
+  /**
+   * An address of a Pod that exists, bound to the address's node, without an owner (the test
+   * deletes it when it likes).
+   */
   private IPAddress allocate(
       String namespace, String pool, String block, String node, String ip, String pod) {
-    return kipam.allocateTo(namespace, pool, block, node, ip, kipam.pod(namespace, pod), false);
+    return kipam.allocateTo(
+        namespace, pool, block, node, ip, kipam.podOn(namespace, pod, node), false);
   }
 }

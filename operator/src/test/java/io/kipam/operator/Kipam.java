@@ -400,6 +400,15 @@ public final class Kipam {
    * Node that is gone), for an address to name.
    */
   public PodReference pod(String namespace, String name) {
+    return podOn(namespace, name, null);
+  }
+
+  /**
+   * A Pod bound to {@code node} (null: to none), as the scheduler binds one, for an address to
+   * name. On a Node that does not exist, the pod garbage collector deletes it after its quarantine
+   * (40 s).
+   */
+  public PodReference podOn(String namespace, String name, String node) {
     Pod pod =
         client
             .pods()
@@ -410,6 +419,7 @@ public final class Kipam {
                     .withName(name)
                     .endMetadata()
                     .withNewSpec()
+                    .withNodeName(node)
                     .addNewContainer()
                     .withName("app")
                     .withImage("registry.invalid/app:1")

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * <p>The orphan whose Pod is wrong names it in {@code spec.pod} only, without an ownerReference:
  * with one, the garbage collector would delete it before the audit could. The Pods have no node
- * (there is no kubelet, and the pod garbage collector deletes Pods bound to a Node that is gone).
+ * (there is no kubelet), but the one of the orphan whose Node is gone: a Pod is looked for among
+ * the Pods bound to the Node its address names, one list per Node that is gone.
  */
 @WithControlPlane
 class OrphanAuditIT {
@@ -96,16 +97,12 @@ class OrphanAuditIT {
             blockPod,
             true);
 
-    PodReference nodePod = kipam.pod(namespaces[2], "no-node");
+    // A Pod still bound to a Node that is gone (the pod garbage collector takes it only after its
+    // quarantine): the Pod is there, the Node is not.
+    String goneNode = Fixtures.uniqueName("gone-node");
+    PodReference nodePod = kipam.podOn(namespaces[2], "no-node", goneNode);
     IPAddress nodeGone =
-        kipam.allocateTo(
-            namespaces[2],
-            poolName,
-            blockName,
-            Fixtures.uniqueName("gone-node"),
-            "10.60.0.4",
-            nodePod,
-            true);
+        kipam.allocateTo(namespaces[2], poolName, blockName, goneNode, "10.60.0.4", nodePod, true);
 
     Map<IPAddress, String> orphans =
         Map.of(

@@ -25,6 +25,12 @@ import java.util.function.Function;
  * #forCheck} (the {@code check} command) reads the Pod of every address, and {@link #uncached}
  * answers every question with a GET of its own, for the read just before a delete, under the same
  * rule as the audit ({@link #uncachedEveryPod}: under check's rule).
+ *
+ * <p>In every mode, the Pods of a Node that is gone are listed once (the Pods bound to it, page by
+ * page, a consistent read) and looked up there: a Pod never moves to another Node and a UID never
+ * comes back, so a Pod missing from that list is gone for good, and the read stays true for as long
+ * as the facts are used. A node that vanished with 30 pods costs one list, not 30 GETs. {@link
+ * #forRemovals} also asks about each Node once, for the removals of one audit pass.
  */
 public final class ClusterFacts implements OrphanRules.Facts {
 
@@ -34,11 +40,28 @@ public final class ClusterFacts implements OrphanRules.Facts {
   private Set<String> blocks;
   private Set<String> nodes;
   private final Map<String, Optional<IPPool>> pools = new HashMap<>();
+  private final Map<String, Map<String, String>> podsOfGoneNodes = new HashMap<>();
+  private final Map<String, Boolean> nodesRead;
 
-  private ClusterFacts(KubernetesClient client, boolean listed, boolean allPods) {
+  private ClusterFacts(
+      KubernetesClient client, boolean listed, boolean allPods, boolean nodesOnce) {
     this.client = client;
     this.listed = listed;
     this.allPods = allPods;
+    this.nodesRead = nodesOnce ? new HashMap<>() : null;
+  }
+
+  private ClusterFacts(KubernetesClient client, boolean listed, boolean allPods) {
+    this(client, listed, allPods, false);
+  }
+
+  /**
+   * For the removals of one audit pass, read when the first removal needs them, just before its
+   * writes: each Node read once (a GET), the Pods of a gone Node listed once, every IPBlock read
+   * afresh. What a Node that is gone holds then costs a few reads, not one per address.
+   */
+  public static ClusterFacts forRemovals(KubernetesClient client) {
+    return new ClusterFacts(client, false, false, true);
   }
 
   /** For one audit: block and Node names listed once; Pods of gone Nodes only. */
@@ -71,9 +94,31 @@ public final class ClusterFacts implements OrphanRules.Facts {
   }
 
   @Override
-  public Optional<String> podUid(String namespace, String name) {
+  public Optional<String> podUid(String node, String namespace, String name) {
+    if (node != null && !nodeExists(node)) {
+      return Optional.ofNullable(podsOn(node).get(namespace + "/" + name));
+    }
     Pod pod = client.pods().inNamespace(namespace).withName(name).get();
     return Optional.ofNullable(pod).map(p -> p.getMetadata().getUid());
+  }
+
+  /**
+   * The Pods bound to the gone Node {@code node}, {@code namespace/name} to UID: one paged list
+   * (field selector {@code spec.nodeName}), made the first time they are asked about.
+   */
+  private Map<String, String> podsOn(String node) {
+    return podsOfGoneNodes.computeIfAbsent(
+        node,
+        n -> {
+          Map<String, String> pods = new HashMap<>();
+          Pages.each(
+              options -> client.pods().inAnyNamespace().withField("spec.nodeName", n).list(options),
+              pod ->
+                  pods.put(
+                      pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(),
+                      pod.getMetadata().getUid()));
+          return pods;
+        });
   }
 
   @Override
@@ -94,6 +139,9 @@ public final class ClusterFacts implements OrphanRules.Facts {
 
   @Override
   public boolean nodeExists(String name) {
+    if (nodesRead != null) {
+      return nodesRead.computeIfAbsent(name, n -> client.nodes().withName(n).get() != null);
+    }
     if (!listed) {
       return client.nodes().withName(name).get() != null;
     }

@@ -42,6 +42,7 @@ public final class OrphanRemover {
   private final Sightings sightings;
   private final AttachmentFinalizer finalizer;
   private final Set<AddressObject> orphans = new HashSet<>();
+  private ClusterFacts removalFacts;
   private int removed;
   private int keptByNodes;
 
@@ -77,6 +78,7 @@ public final class OrphanRemover {
   /** Starts an audit: no orphan seen yet. */
   void begin() {
     orphans.clear();
+    removalFacts = null;
     removed = 0;
     keptByNodes = 0;
   }
@@ -100,7 +102,11 @@ public final class OrphanRemover {
     if (!sightings.seen(key, verdict.get().reason(), now)) {
       return false;
     }
-    Result result = remove(key, verdict.get().reason(), ClusterFacts.uncached(client));
+    if (removalFacts == null) {
+      // Read when the first removal of this pass needs them, just before its writes.
+      removalFacts = ClusterFacts.forRemovals(client);
+    }
+    Result result = remove(key, verdict.get().reason(), removalFacts, address);
     sightings.forget(key);
     if (result.outcome() == Outcome.REMOVED) {
       removed++;
@@ -158,13 +164,28 @@ public final class OrphanRemover {
    * removal is the audit's ({@link OrphanRules.Removal}), every delete with a UID precondition.
    */
   public Result removeNamed(AddressObject key, OrphanReason reason, OrphanRules.Facts facts) {
-    return remove(key, reason, facts);
+    return remove(key, reason, facts, null);
   }
 
-  /** The fresh read and the writes. */
-  private Result remove(AddressObject key, OrphanReason seen, OrphanRules.Facts facts) {
+  /**
+   * The fresh read and the writes. An address of a Node that is gone, as the audit pass listed it
+   * ({@code listed}), is not read again: its Pod's absence is read afresh from the Node's Pods, and
+   * every write names its UID (the delete's precondition, the finalizer patch's test), so a
+   * vanished node's addresses cost writes, not a read each. Any other is read again first.
+   */
+  private Result remove(
+      AddressObject key, OrphanReason seen, OrphanRules.Facts facts, IPAddress listed) {
+    String node = listed == null ? null : listed.getSpec().getNode();
+    boolean nodeGone = node != null && !facts.nodeExists(node);
+    boolean podGone = nodeGone && podGone(listed, facts);
     IPAddress fresh =
-        client.resources(IPAddress.class).inNamespace(key.namespace()).withName(key.name()).get();
+        podGone
+            ? listed
+            : client
+                .resources(IPAddress.class)
+                .inNamespace(key.namespace())
+                .withName(key.name())
+                .get();
     if (fresh == null) {
       return new Result(Outcome.GONE, null, Optional.empty(), false);
     }
@@ -178,6 +199,13 @@ public final class OrphanRemover {
     if (now.get().reason() != seen) {
       return new Result(Outcome.OTHER_REASON, fresh, now, false);
     }
+    if (seen == OrphanReason.NODE
+        && listed != null
+        && !podGone
+        && client.nodes().withName(fresh.getSpec().getNode()).get() != null) {
+      // The pass read each Node once; a live Pod's address waits for a read of its own Node.
+      return new Result(Outcome.NOT_ORPHANED, fresh, Optional.empty(), false);
+    }
     OrphanRules.Removal removal = OrphanRules.Removal.of(fresh, facts);
     String what =
         "IPAddress "
@@ -187,15 +215,17 @@ public final class OrphanRemover {
             + " of pool "
             + fresh.getSpec().getPool()
             + ")";
+    Optional<IPAddress> deleted = Optional.empty();
     if (removal.delete()) {
-      PreconditionedDelete.Outcome outcome =
-          delete.address(key.namespace(), key.name(), key.uid()).outcome();
+      PreconditionedDelete.Answer answer = delete.address(key.namespace(), key.name(), key.uid());
+      PreconditionedDelete.Outcome outcome = answer.outcome();
       if (outcome == PreconditionedDelete.Outcome.GONE) {
         return new Result(Outcome.GONE, fresh, now, false);
       }
       if (outcome != PreconditionedDelete.Outcome.DELETED) {
         return new Result(Outcome.CHANGED, fresh, now, false);
       }
+      deleted = addressIn(answer.body());
       String message = "removed orphaned " + what + ": " + now.get().detail();
       log.info("{}", message);
       metrics.orphanRemoved(seen.label());
@@ -203,7 +233,9 @@ public final class OrphanRemover {
     }
     boolean attached = AddressLifecycle.attached(fresh);
     if (removal.endAttachment()) {
-      attached = endAttachment(key, fresh, what, now.get()) == AttachmentFinalizer.Outcome.CHANGING;
+      attached =
+          endAttachment(key, deleted.orElse(fresh), what, now.get())
+              == AttachmentFinalizer.Outcome.CHANGING;
       if (attached && !removal.delete()) {
         return new Result(Outcome.CHANGED, fresh, now, false);
       }
@@ -215,10 +247,50 @@ public final class OrphanRemover {
     return new Result(Outcome.REMOVED, fresh, now, !attached && !othersHold);
   }
 
-  /** Removes {@code kipam.io/attachment} of an address whose Node is gone. */
+  /**
+   * Whether the Pod {@code address} was written for is gone for good: no Pod of its UID is bound to
+   * its Node (which is gone: the facts list that Node's Pods once). A UID never comes back, so this
+   * holds whatever happens to the Node meanwhile. A static pod's address (held by its Node) names
+   * no Pod to ask about.
+   */
+  private static boolean podGone(IPAddress address, OrphanRules.Facts facts) {
+    if (AddressLifecycle.heldByNode(address)) {
+      return false;
+    }
+    var pod = OrphanRules.podOf(address);
+    if (pod == null || pod.getName() == null || pod.getUid() == null) {
+      return false;
+    }
+    Optional<String> uid =
+        facts.podUid(
+            address.getSpec().getNode(), address.getMetadata().getNamespace(), pod.getName());
+    return uid.isEmpty() || !uid.get().equals(pod.getUid());
+  }
+
+  /** The IPAddress a delete answered with (its finalizer keeps it), if the answer holds one. */
+  private Optional<IPAddress> addressIn(String body) {
+    if (body == null) {
+      return Optional.empty();
+    }
+    try {
+      IPAddress object = client.getKubernetesSerialization().unmarshal(body, IPAddress.class);
+      return object != null && object.getMetadata() != null
+          ? Optional.of(object)
+          : Optional.empty();
+    } catch (RuntimeException unreadable) {
+      return Optional.empty(); // the finalizer's removal reads it afresh instead
+    }
+  }
+
+  /**
+   * Removes {@code kipam.io/attachment} of an address whose Node is gone, first as {@code known}
+   * shows it.
+   */
   private AttachmentFinalizer.Outcome endAttachment(
-      AddressObject key, IPAddress fresh, String what, OrphanRules.Verdict verdict) {
-    AttachmentFinalizer.Outcome outcome = finalizer.remove(key.namespace(), key.name(), key.uid());
+      AddressObject key, IPAddress known, String what, OrphanRules.Verdict verdict) {
+    IPAddress fresh = known;
+    AttachmentFinalizer.Outcome outcome =
+        finalizer.remove(key.namespace(), key.name(), key.uid(), known);
     switch (outcome) {
       case REMOVED -> {
         String message =

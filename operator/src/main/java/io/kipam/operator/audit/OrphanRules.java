@@ -25,8 +25,12 @@ public final class OrphanRules {
 
   /** What the cluster holds of the objects one IPAddress names. */
   public interface Facts {
-    /** The UID of the Pod {@code namespace/name}, if one exists. */
-    Optional<String> podUid(String namespace, String name);
+    /**
+     * The UID of the Pod {@code namespace/name} of an address that Node {@code node} wrote, if one
+     * exists. A Pod never moves to another Node, so for a Node that is gone this may be answered
+     * from the Pods bound to it, one list per Node rather than a read per address.
+     */
+    Optional<String> podUid(String node, String namespace, String name);
 
     /** Whether the IPBlock {@code name} exists (being deleted counts: it still waits for us). */
     boolean blockExists(String name);
@@ -102,7 +106,7 @@ public final class OrphanRules {
         && pod.getName() != null
         && pod.getUid() != null
         && facts.checksPodsOn(address.getSpec().getNode())) {
-      Optional<String> uid = facts.podUid(namespace, pod.getName());
+      Optional<String> uid = facts.podUid(address.getSpec().getNode(), namespace, pod.getName());
       if (uid.isEmpty() || !uid.get().equals(pod.getUid())) {
         return verdict(OrphanReason.POD, namespace + "/" + pod.getName(), pod.getUid());
       }

@@ -26,7 +26,7 @@ class OrphanRulesTest {
     final Set<String> nodes = new HashSet<>(Set.of("n1"));
 
     @Override
-    public Optional<String> podUid(String namespace, String name) {
+    public Optional<String> podUid(String node, String namespace, String name) {
       return Optional.ofNullable(pods.get(namespace + "/" + name));
     }
 

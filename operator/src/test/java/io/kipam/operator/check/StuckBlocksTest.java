@@ -21,7 +21,7 @@ class StuckBlocksTest {
   private static final OrphanRules.Facts ONLY_N1 =
       new OrphanRules.Facts() {
         @Override
-        public Optional<String> podUid(String namespace, String name) {
+        public Optional<String> podUid(String node, String namespace, String name) {
           return Optional.empty();
         }
 

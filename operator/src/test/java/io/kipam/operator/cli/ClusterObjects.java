@@ -93,6 +93,11 @@ final class ClusterObjects {
     return kipam.pod(namespace, name);
   }
 
+  /** A Pod bound to {@code node}, as the scheduler binds one. */
+  PodReference podOn(String namespace, String name, String node) {
+    return kipam.podOn(namespace, name, node);
+  }
+
   IPAddress current(IPAddress address) {
     return kipam.current(address);
   }

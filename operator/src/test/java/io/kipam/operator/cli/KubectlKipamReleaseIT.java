@@ -248,10 +248,10 @@ class KubectlKipamReleaseIT extends AgainstControlPlane {
         ns, pool, block, node, ip, new PodReference(pod, UUID.randomUUID().toString()), false);
   }
 
-  /** An address of a new Pod that lives, owned by it. */
+  /** An address of a new Pod that lives on {@code node}, owned by it. */
   private IPAddress ofLivePod(String ns, String pool, String block, String node, String ip) {
     return objects.address(
-        ns, pool, block, node, ip, objects.pod(ns, Fixtures.uniqueName("web")), true);
+        ns, pool, block, node, ip, objects.podOn(ns, Fixtures.uniqueName("web"), node), true);
   }
 
   private static String pick(List<String> namespaces, Random random) {

@@ -56,6 +56,7 @@ class HammerIT {
   private final List<DaemonProcess> daemons = new ArrayList<>();
   private final Map<DaemonProcess, Path> executables = new HashMap<>();
   private final Map<String, String> liveByAddress = new ConcurrentHashMap<>();
+  private final Map<String, Attachment> byContainer = new ConcurrentHashMap<>();
   private final List<String> violations = java.util.Collections.synchronizedList(new ArrayList<>());
   private final AtomicInteger operations = new AtomicInteger();
   private final AtomicInteger tryAgainLater = new AtomicInteger();
@@ -106,18 +107,47 @@ class HammerIT {
     final String containerId;
     String ip;
 
+    /** This attachment's last calls and what they answered, for a violation's message. */
+    final java.util.Deque<String> history = new java.util.ArrayDeque<>();
+
     Attachment(DaemonProcess daemon, Pod pod) {
       this.daemon = daemon;
       this.pod = pod;
       this.containerId = "c-" + pod.getMetadata().getName();
+      byContainer.put(containerId, this);
     }
 
     CniCall.Outcome call(String command) {
       operations.incrementAndGet();
-      return CniCall.run(
-          executables.get(daemon),
-          CniCall.env(command, containerId, pod),
-          Cluster.config("1.0.0", daemon.socket.toString(), pool));
+      long start = System.currentTimeMillis();
+      CniCall.Outcome outcome =
+          CniCall.run(
+              executables.get(daemon),
+              CniCall.env(command, containerId, pod),
+              Cluster.config("1.0.0", daemon.socket.toString(), pool));
+      String answer = outcome.stdout().replaceAll("\\s+", " ");
+      synchronized (history) {
+        history.addLast(
+            java.time.Instant.ofEpochMilli(start)
+                + " "
+                + command
+                + " ("
+                + (System.currentTimeMillis() - start)
+                + " ms): exit "
+                + outcome.exit()
+                + " "
+                + answer.substring(0, Math.min(answer.length(), 160)));
+        if (history.size() > 12) {
+          history.removeFirst();
+        }
+      }
+      return outcome;
+    }
+
+    String recent() {
+      synchronized (history) {
+        return containerId + "'s last calls:\n  " + String.join("\n  ", history);
+      }
     }
 
     /** ADD, retried as a runtime retries "try again later" answers. */
@@ -131,10 +161,17 @@ class HammerIT {
           if (previous != null && !previous.equals(containerId)) {
             violations.add(
                 address + " given to " + containerId + " while " + previous + " holds it");
+            if (violations.size() <= 2) {
+              System.out.printf(
+                  "violation: %s given to %s while %s holds it%n%s%n%s%n",
+                  address, containerId, previous, recent(), byContainer.get(previous).recent());
+            }
           }
           if (ip != null && !ip.equals(address)) {
             violations.add(
                 containerId + " got " + address + " after " + ip + " for the same attachment");
+            System.out.printf(
+                "violation: %s got %s after %s%n%s%n", containerId, address, ip, recent());
           }
           ip = address;
           return;

@@ -323,6 +323,11 @@ public final class Ledger {
     return uncertain.since(clock.instant().minus(age));
   }
 
+  /** Whether {@code u} is still the uncertain write of its address: nothing has settled it. */
+  public synchronized boolean stillUncertain(Uncertain u) {
+    return uncertain.is(u);
+  }
+
   /** A fresh read settled {@code u}: with no object holding it, the address rests. */
   public synchronized void settled(Uncertain u) {
     if (uncertain.settled(u) && !objects.held(u.wanted().address())) {

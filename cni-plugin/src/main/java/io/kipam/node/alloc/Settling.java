@@ -128,6 +128,11 @@ final class Settling {
   }
 
   private Void settleOne(Uncertain u) {
+    if (!ledger.stillUncertain(u)) {
+      // Settled while this waited for the attachment's lock: a retried ADD found the object and
+      // returned it to the runtime, or a read settled it. The address is no failed ADD's any more.
+      return null;
+    }
     Optional<Lease> found = store.readAddress(u.wanted());
     if (found.isEmpty()) {
       log.info("settled {} of pool {}: no object holds it", u.wanted().ip(), u.wanted().pool());

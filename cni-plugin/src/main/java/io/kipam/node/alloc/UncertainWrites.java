@@ -74,6 +74,11 @@ final class UncertainWrites {
     }
   }
 
+  /** Whether {@code u} is still the uncertain write of its address. */
+  boolean is(Uncertain u) {
+    return u.equals(uncertain.get(u.wanted().address()));
+  }
+
   boolean contains(AddressKey address) {
     return uncertain.containsKey(address);
   }

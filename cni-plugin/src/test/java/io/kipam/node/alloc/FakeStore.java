@@ -59,6 +59,9 @@ final class FakeStore implements AllocationStore {
   /** Runs as a create of an IPAddress arrives, before it is written. */
   volatile java.util.function.Consumer<Lease> onCreate = lease -> {};
 
+  /** Told of every fresh read of an address, before it answers: a test can hold a reader there. */
+  volatile java.util.function.Consumer<Lease> onRead = lease -> {};
+
   private final Random random = new Random(11);
 
   @Override
@@ -148,6 +151,7 @@ final class FakeStore implements AllocationStore {
 
   @Override
   public Optional<Lease> readAddress(Lease lease) {
+    onRead.accept(lease);
     if (failWrites) {
       throw new StoreUnavailableException("API server unreachable (test)", null);
     }

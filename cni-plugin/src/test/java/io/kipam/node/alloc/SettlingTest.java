@@ -115,4 +115,68 @@ class SettlingTest {
     assertThat(settling.earlierAttempt(POOL, attachment(5), "uid-5")).isEmpty();
     assertThat(ledger.sizes().get("uncertain")).isZero();
   }
+
+  /**
+   * The background settling lists the uncertain writes, then waits for each attachment's lock; a
+   * retried ADD holding that lock finds the lost write's object and returns it to the runtime. Once
+   * the settling gets the lock, that write is no longer uncertain: the address is the attachment's,
+   * and the settling must not delete it as a failed ADD's leftover (it did, and the address went to
+   * another pod a second later while the first one had it).
+   */
+  @Test
+  void aSettlingThatWaitedForARetriedAddLeavesTheAddressTheAddReturned() throws Exception {
+    Lease wanted = lostWrite(6, true);
+    clock.advance(SETTLE_AFTER);
+    java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch goOn = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean first =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    store.onRead =
+        lease -> {
+          if (first.compareAndSet(false, true)) {
+            reading.countDown();
+            try {
+              goOn.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+    java.util.concurrent.ExecutorService threads =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      // The retried ADD holds the attachment's lock while it reads the lost write's object.
+      java.util.concurrent.Future<List<Lease>> retried =
+          threads.submit(
+              () ->
+                  allocator.allocate(
+                      AddRequest.dynamic(List.of(POOL), attachment(6), pod(6), "net", null)));
+      reading.await();
+      // The settling has listed the write as uncertain and waits for the same lock.
+      Thread[] settler = new Thread[1];
+      java.util.concurrent.Future<?> settled =
+          threads.submit(
+              () -> {
+                settler[0] = Thread.currentThread();
+                allocator.settle(Duration.ZERO);
+              });
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> settler[0] != null && settler[0].getState() == Thread.State.WAITING);
+      goOn.countDown();
+
+      List<Lease> given = retried.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      settled.get(10, java.util.concurrent.TimeUnit.SECONDS);
+
+      assertThat(given).singleElement().satisfies(l -> assertThat(l.ip()).isEqualTo(wanted.ip()));
+      assertThat(store.readAddress(wanted))
+          .as("the object of the address the retried ADD returned is still there")
+          .isPresent();
+      assertThat(ledger.leaseOf("p4", attachment(6)))
+          .as("and the node still knows the attachment holds it")
+          .hasValueSatisfying(l -> assertThat(l.ip()).isEqualTo(wanted.ip()));
+    } finally {
+      threads.shutdownNow();
+    }
+  }
 }

@@ -3,10 +3,6 @@ package io.kipam.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.Interceptor;
 import io.kipam.api.v1alpha1.IPAddress;
 import io.kipam.api.v1alpha1.PodReference;
 import io.kipam.operator.audit.Audit;
@@ -16,6 +12,7 @@ import io.kipam.operator.kube.EventRecorder;
 import io.kipam.runtime.client.PreconditionedDelete;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
+import io.kipam.testing.RequestLog;
 import io.kipam.testing.WithControlPlane;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,10 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -54,40 +48,6 @@ class GoneNodeAuditIT {
   @BeforeAll
   static void crds(KubernetesClient client) {
     io.kipam.testing.KipamCrds.install(client);
-  }
-
-  /** Requests by verb and resource ({@code GET pods}, {@code LIST pods}, {@code DELETE …}). */
-  private static final class Requests implements Interceptor {
-    final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-
-    @Override
-    public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
-      String path = request.uri().getRawPath();
-      String[] parts = path.replaceAll("^/+|/+$", "").split("/");
-      int at = parts[0].equals("api") ? 2 : 3;
-      if (at < parts.length && parts[at].equals("namespaces") && parts.length > at + 2) {
-        at += 2;
-      }
-      String resource = at < parts.length ? parts[at] : "other";
-      boolean named = parts.length > at + 1;
-      String verb =
-          switch (request.method()) {
-            case "GET" -> named ? "GET" : "LIST";
-            default -> request.method();
-          };
-      counts.computeIfAbsent(verb + " " + resource, k -> new AtomicInteger()).incrementAndGet();
-    }
-
-    Map<String, Integer> snapshot() {
-      Map<String, Integer> copy = new TreeMap<>();
-      counts.forEach((k, v) -> copy.put(k, v.get()));
-      return copy;
-    }
-
-    int of(String key) {
-      AtomicInteger n = counts.get(key);
-      return n == null ? 0 : n.get();
-    }
   }
 
   @Test
@@ -150,12 +110,8 @@ class GoneNodeAuditIT {
             + " %s%n",
         seed, ofGone.size(), vanishing.size(), deletedAlready, ofLive.size(), namespaces);
 
-    Requests requests = new Requests();
-    try (KubernetesClient client =
-        new KubernetesClientBuilder()
-            .withConfig(ControlPlane.shared().adminConfig())
-            .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("requests", requests))
-            .build()) {
+    RequestLog log = new RequestLog();
+    try (KubernetesClient client = log.client(ControlPlane.shared().adminConfig())) {
       Audit audit =
           new Audit(
               client,
@@ -167,10 +123,9 @@ class GoneNodeAuditIT {
               new DuplicateSummary(),
               500);
       audit.run(); // the first sighting of each orphan
-      Map<String, Integer> firstPass = requests.snapshot();
-      requests.counts.clear();
+      Map<String, Integer> firstPass = RequestLog.counts(log.take());
       audit.run(); // seen again past the grace (zero here): removed
-      Map<String, Integer> secondPass = requests.snapshot();
+      Map<String, Integer> secondPass = RequestLog.counts(log.take());
       System.out.printf("requests of the first pass: %s%n", firstPass);
       System.out.printf("requests of the pass that removed them: %s%n", secondPass);
 
@@ -190,16 +145,16 @@ class GoneNodeAuditIT {
             .as("one list of the Pods of each vanished Node, per use")
             .isLessThanOrEqualTo(2 * vanishing.size());
       }
-      assertThat(requests.of("GET ipaddresses"))
+      assertThat(secondPass.getOrDefault("GET ipaddresses", 0))
           .as("no IPAddress of a vanished Node read again before its writes")
           .isZero();
-      assertThat(requests.of("GET nodes"))
+      assertThat(secondPass.getOrDefault("GET nodes", 0))
           .as("each Node read once before the writes")
           .isLessThanOrEqualTo(nodes.size());
-      assertThat(requests.of("DELETE ipaddresses"))
+      assertThat(secondPass.getOrDefault("DELETE ipaddresses", 0))
           .as("a delete for each address not deleted already")
           .isEqualTo(ofGone.size() - deletedAlready);
-      assertThat(requests.of("PATCH ipaddresses"))
+      assertThat(secondPass.getOrDefault("PATCH ipaddresses", 0))
           .as("one finalizer removal each")
           .isEqualTo(ofGone.size());
     }

@@ -9,6 +9,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.node.alloc.BlockObject;
 import io.kipam.node.alloc.BlockRef;
 import io.kipam.node.alloc.BlockStatusStore;
+import io.kipam.runtime.client.Named;
 import io.kipam.runtime.client.TokenBucket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -119,9 +120,7 @@ public final class KubernetesBlockStatus implements BlockStatusStore {
     try {
       limiter.acquire();
       IPBlock patched =
-          client
-              .resources(IPBlock.class)
-              .withName(ref.name())
+          Named.object(client, IPBlock.class, ref.name())
               .subresource("status")
               .patch(PatchContext.of(type), body);
       return patched.getMetadata().getResourceVersion();

@@ -19,6 +19,7 @@ import io.kipam.api.v1alpha1.IPBlock;
 import io.kipam.api.v1alpha1.IPBlockSpec;
 import io.kipam.node.alloc.ClaimException;
 import io.kipam.node.alloc.ClaimStore;
+import io.kipam.runtime.client.Named;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -230,10 +231,7 @@ public final class KubernetesClaims implements ClaimStore {
     try {
       store.limiter.acquire();
       written =
-          client
-              .resources(IPAMClaim.class)
-              .inNamespace(claim.namespace())
-              .withName(claim.name())
+          Named.object(client, IPAMClaim.class, claim.namespace(), claim.name())
               .subresource("status")
               .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
     } catch (KubernetesClientException e) {
@@ -263,10 +261,7 @@ public final class KubernetesClaims implements ClaimStore {
     try {
       store.limiter.acquire();
       written =
-          client
-              .resources(IPAMClaim.class)
-              .inNamespace(claim.namespace())
-              .withName(claim.name())
+          Named.object(client, IPAMClaim.class, claim.namespace(), claim.name())
               .subresource("status")
               .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
     } catch (KubernetesClientException e) {

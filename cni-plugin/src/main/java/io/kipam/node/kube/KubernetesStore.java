@@ -405,7 +405,10 @@ public final class KubernetesStore implements AllocationStore {
                   "resourceVersion", fresh.getMetadata().getResourceVersion(), "finalizers", rest));
       try {
         limiter.acquire();
-        resource.patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+        // Through the object in hand: a patch of a bare name would read it afresh first.
+        client
+            .resource(fresh)
+            .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
         return;
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.DemandAnnotation;
+import io.kipam.runtime.client.Named;
 import io.kipam.runtime.client.TokenBucket;
 import java.time.Clock;
 import java.time.Duration;
@@ -132,9 +133,7 @@ public final class PoolDemand {
     value.put(ApiConstants.ANNOTATION_DEMAND, wanted);
     try {
       limiter.acquire();
-      client
-          .nodes()
-          .withName(node)
+      Named.object(client, io.fabric8.kubernetes.api.model.Node.class, node)
           .patch(
               PatchContext.of(PatchType.JSON_MERGE),
               Serialization.asJson(Map.of("metadata", Map.of("annotations", value))));

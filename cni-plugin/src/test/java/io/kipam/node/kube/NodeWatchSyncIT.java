@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.Interceptor;
 import io.kipam.api.ApiConstants;
 import io.kipam.api.net.Cidr;
 import io.kipam.api.net.IpAddress;
@@ -21,11 +18,9 @@ import io.kipam.node.alloc.Ledger;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.KipamCrds;
+import io.kipam.testing.RequestLog;
 import io.kipam.testing.WithControlPlane;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,37 +53,6 @@ class NodeWatchSyncIT {
     KipamCrds.install(client);
   }
 
-  /** The query of every request the client sent, decoded, in order. */
-  private static final class Recorder implements Interceptor {
-    final List<URI> requests = Collections.synchronizedList(new ArrayList<>());
-
-    @Override
-    public void before(
-        BasicBuilder builder,
-        io.fabric8.kubernetes.client.http.HttpRequest request,
-        RequestTags tags) {
-      requests.add(request.uri());
-    }
-
-    /** The lists (not watches) of {@code resource}, as their queries. */
-    List<String> listsOf(String resource) {
-      List<String> lists = new ArrayList<>();
-      synchronized (requests) {
-        for (URI uri : requests) {
-          String query = uri.getRawQuery() == null ? "" : decode(uri.getRawQuery());
-          if (uri.getPath().endsWith("/" + resource) && !query.contains("watch=true")) {
-            lists.add(query);
-          }
-        }
-      }
-      return lists;
-    }
-
-    private static String decode(String query) {
-      return URLDecoder.decode(query, StandardCharsets.UTF_8);
-    }
-  }
-
   @Test
   void theListsThatSyncTheNodeAreConsistentReadsAndHoldEveryAddressWrittenJustBefore() {
     long seed = Long.getLong("kipam.seed", System.nanoTime());
@@ -114,14 +78,9 @@ class NodeWatchSyncIT {
     }
     System.out.printf("seed %d: wrote %s over %s%n", seed, written, namespaces);
 
-    Recorder recorder = new Recorder();
-    ControlPlane controlPlane = ControlPlane.shared();
+    RequestLog log = new RequestLog();
     Ledger ledger = new Ledger(node, Clock.systemUTC());
-    try (KubernetesClient client =
-            new KubernetesClientBuilder()
-                .withConfig(controlPlane.adminConfig())
-                .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("recorder", recorder))
-                .build();
+    try (KubernetesClient client = log.client(ControlPlane.shared().adminConfig());
         NodeWatch watch =
             new NodeWatch(client, node, ledger, false, new ApiTraffic(new PrometheusRegistry()))) {
       watch.start(Duration.ofSeconds(5));
@@ -129,8 +88,13 @@ class NodeWatchSyncIT {
       assertThat(ledger.leases().stream().map(Lease::ip).map(IpAddress::toString))
           .as("every address written before the start is known once synced")
           .containsExactlyInAnyOrderElementsOf(written);
+      List<RequestLog.Request> requests = log.take();
       for (String resource : List.of("ipaddresses", "ipblocks", "ippools", "pods")) {
-        List<String> lists = recorder.listsOf(resource);
+        List<String> lists =
+            requests.stream()
+                .filter(r -> r.verb().equals("LIST") && r.resource().equals(resource))
+                .map(RequestLog.Request::query)
+                .toList();
         System.out.printf("lists of %s at the start: %s%n", resource, lists);
         assertThat(lists).as("lists of %s", resource).isNotEmpty();
         assertThat(lists)

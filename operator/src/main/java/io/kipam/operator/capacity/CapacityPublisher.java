@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kipam.operator.OperatorMetrics;
 import io.kipam.operator.kube.ControllerCaches;
+import io.kipam.runtime.client.Named;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -171,9 +172,8 @@ public final class CapacityPublisher implements AutoCloseable {
       return; // written; a later pass looks again once the cache may show it
     }
     try {
-      client
-          .nodes()
-          .withName(name)
+      // Through a named object: a patch of a bare name would read the Node afresh first.
+      Named.object(client, Node.class, name)
           .subresource("status")
           .patch(PatchContext.of(PatchType.JSON_MERGE), patch(uid, wanted));
       written.put(name, new Written(uid, Map.copyOf(want), now));

@@ -22,6 +22,7 @@ import io.kipam.api.v1alpha1.SlotModes;
 import io.kipam.operator.cli.importer.ImportPlan.PlannedAddress;
 import io.kipam.operator.cli.importer.ImportPlan.PlannedPool;
 import io.kipam.operator.cli.importer.ImportPlan.PlannedSlot;
+import io.kipam.runtime.client.Named;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -242,9 +243,7 @@ public final class ImportWriter {
   /** The status a daemon would write: a Shared slot's mode, a slot's or sub-claim's count. */
   private void status(String block, Map<String, Object> status) {
     try {
-      client
-          .resources(IPBlock.class)
-          .withName(block)
+      Named.object(client, IPBlock.class, block)
           .subresource("status")
           .patch(
               PatchContext.of(PatchType.JSON_MERGE),

@@ -17,9 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -77,7 +74,7 @@ public class AuditScaleBenchmark {
             sims.size(), (System.nanoTime() - grow) / 1e9);
         for (int size : sizes) {
           long fill = System.nanoTime();
-          fill(sims, size);
+          sims.fillTo(size, 16);
           for (int k = 0; k < PLANTED_PER_SIZE; k++) {
             sims.plantDuplicate(last);
             planted++;
@@ -111,30 +108,6 @@ public class AuditScaleBenchmark {
     }
   }
 
-  /** Writes IPAddresses on the simulated nodes until they hold {@code size}, 16 at a time. */
-  private static void fill(SimulatedNodes sims, int size) throws Exception {
-    ExecutorService writers = Executors.newFixedThreadPool(16);
-    List<Future<?>> done = new ArrayList<>();
-    for (int t = 0; t < 16; t++) {
-      done.add(
-          writers.submit(
-              () -> {
-                while (sims.live() < size) {
-                  try {
-                    sims.addOnce();
-                  } catch (RuntimeException e) {
-                    Thread.sleep(100); // an overloaded API server: try again
-                  }
-                }
-                return null;
-              }));
-    }
-    for (Future<?> f : done) {
-      f.get();
-    }
-    writers.shutdown();
-  }
-
   /**
    * Waits for an audit that starts after now and ends, and returns its duration (s): the audit in
    * progress, if any, ends first, then the next one is timed.
@@ -152,7 +125,7 @@ public class AuditScaleBenchmark {
   }
 
   /** The used heap of JVM {@code pid} after a full GC, from jcmd (Metaspace left out). */
-  private static double heapAfterGcMiB(long pid) throws Exception {
+  static double heapAfterGcMiB(long pid) throws Exception {
     String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
     run(jcmd, Long.toString(pid), "GC.run");
     String info = run(jcmd, Long.toString(pid), "GC.heap_info");
@@ -176,7 +149,7 @@ public class AuditScaleBenchmark {
     return out;
   }
 
-  private static double rssMiB(ControlPlane controlPlane, String name) {
+  static double rssMiB(ControlPlane controlPlane, String name) {
     Long pid = controlPlane.pids().get(name);
     return pid == null ? Double.NaN : ProcessCpu.rssMiB(pid);
   }

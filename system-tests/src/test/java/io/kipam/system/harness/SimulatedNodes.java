@@ -39,9 +39,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * #STATUS_PERIOD_SECONDS} per slot, as kipam-node coalesces it. For scale benchmarks: thousands of
  * such nodes cost the test JVM a few threads, not a JVM each.
  *
- * <p>The IPAddresses carry no owner reference (there is no Pod to own them) and no finalizer, so a
- * run with kipam-operator's audit on would report them as orphans: benchmarks turn it off or count
- * on it.
+ * <p>The IPAddresses carry no owner reference (there is no Pod to own them), so a run with
+ * kipam-operator's audit on would report the addresses of a Node that is gone as orphans of their
+ * Pod: {@link #vanish} counts on it. {@link #withAttachments} gives them the finalizer {@code
+ * kipam.io/attachment} as kipam-node writes them, and a DEL then also removes it (two writes), as
+ * kipam-node's does.
  */
 public final class SimulatedNodes implements AutoCloseable {
 
@@ -57,6 +59,7 @@ public final class SimulatedNodes implements AutoCloseable {
     long written = -1;
     long lastWriteNanos;
     boolean writing;
+    boolean gone;
 
     Sim(String node, Cidr slot) {
       this.node = node;
@@ -79,6 +82,9 @@ public final class SimulatedNodes implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor();
   private final AtomicLong writes = new AtomicLong();
   private final AtomicLong live = new AtomicLong();
+  private final java.util.concurrent.atomic.AtomicInteger named =
+      new java.util.concurrent.atomic.AtomicInteger();
+  private volatile boolean attachments;
 
   public SimulatedNodes(KubernetesClient client, String pool, List<String> namespaces, long seed) {
     this.client = client;
@@ -97,7 +103,18 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   public int size() {
-    return sims.size();
+    synchronized (sims) {
+      return sims.size();
+    }
+  }
+
+  /**
+   * From now on, IPAddresses are born with {@code kipam.io/attachment} and a DEL removes it after
+   * the delete, as kipam-node does.
+   */
+  public SimulatedNodes withAttachments() {
+    attachments = true;
+    return this;
   }
 
   /** The IPAddresses the simulated nodes hold now: the truth a pool's status should follow. */
@@ -118,8 +135,8 @@ public final class SimulatedNodes implements AutoCloseable {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       List<Future<Sim>> added = new ArrayList<>();
-      for (int i = sims.size(); i < total; i++) {
-        String node = String.format("sim-%05d", i);
+      for (int i = size(); i < total; i++) {
+        String node = String.format("sim-%05d", named.getAndIncrement());
         added.add(pool.submit(() -> register(node)));
       }
       for (Future<Sim> f : added) {
@@ -191,6 +208,9 @@ public final class SimulatedNodes implements AutoCloseable {
     Sim sim = draw();
     int made = 0;
     synchronized (sim) {
+      if (sim.gone) {
+        return 0;
+      }
       if (sim.held.size() >= live) {
         delete(sim, sim.held.removeFirst());
         made++;
@@ -225,9 +245,13 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   private void create(Sim sim, IpAddress ip, String namespace) {
+    var meta = HandWrittenAddresses.meta(namespace, pool, ip, sim.node, sim.slot);
+    if (attachments) {
+      meta.withFinalizers(ApiConstants.FINALIZER_ATTACHMENT);
+    }
     IPAddress address =
         HandWrittenAddresses.of(
-            HandWrittenAddresses.meta(namespace, pool, ip, sim.node, sim.slot),
+            meta,
             HandWrittenAddresses.spec(
                 pool,
                 ip,
@@ -242,11 +266,84 @@ public final class SimulatedNodes implements AutoCloseable {
   /** Deletes a held address; it stops counting as held as its DEL begins, as on a node. */
   private void delete(Sim sim, IpAddress ip) {
     live.decrementAndGet();
-    client
-        .resources(IPAddress.class)
-        .inNamespace(namespaceOf(ip))
-        .withName(ResourceNames.addressName(pool, ip))
-        .delete();
+    var object =
+        client
+            .resources(IPAddress.class)
+            .inNamespace(namespaceOf(ip))
+            .withName(ResourceNames.addressName(pool, ip));
+    object.delete();
+    if (attachments) {
+      io.kipam.runtime.client.Named.object(
+              client, IPAddress.class, namespaceOf(ip), ResourceNames.addressName(pool, ip))
+          .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":null}}");
+      writes.incrementAndGet();
+    }
+  }
+
+  /** A simulated node that vanished: its name, and the addresses it held then. */
+  public record Vanished(String node, List<IpAddress> held) {}
+
+  /**
+   * {@code count} simulated nodes drawn at random vanish as a cloud node does: their Node objects
+   * are deleted and they make no DEL, so their IPAddresses stay until kipam-operator gives them
+   * back; they churn no more. Returns them with what they held.
+   */
+  public List<Vanished> vanish(int count) {
+    List<Vanished> gone = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      Sim sim;
+      synchronized (sims) {
+        if (sims.isEmpty()) {
+          break;
+        }
+        sim = sims.remove(random.nextInt(sims.size()));
+      }
+      List<IpAddress> held;
+      synchronized (sim) {
+        sim.gone = true;
+        held = List.copyOf(sim.held);
+        live.addAndGet(-held.size());
+      }
+      client.nodes().withName(sim.node).delete();
+      writes.incrementAndGet();
+      gone.add(new Vanished(sim.node, held));
+    }
+    return gone;
+  }
+
+  /** The namespace the IPAddress of {@code ip} is written in. */
+  public String namespaceFor(IpAddress ip) {
+    return namespaceOf(ip);
+  }
+
+  /**
+   * Writes IPAddresses on the simulated nodes, {@code threads} writers at a time, until they hold
+   * {@code size}; a write an overloaded API server refuses is tried again.
+   */
+  public void fillTo(long size, int threads) throws Exception {
+    ExecutorService writers = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            writers.submit(
+                () -> {
+                  while (live() < size) {
+                    try {
+                      addOnce();
+                    } catch (RuntimeException e) {
+                      Thread.sleep(100);
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      writers.shutdown();
+    }
   }
 
   /** One ADD on a simulated node drawn at random; returns whether it was made. */
@@ -254,7 +351,7 @@ public final class SimulatedNodes implements AutoCloseable {
     Sim sim = draw();
     boolean made;
     synchronized (sim) {
-      made = addTo(sim);
+      made = !sim.gone && addTo(sim);
     }
     if (made) {
       writes.incrementAndGet();
@@ -270,7 +367,7 @@ public final class SimulatedNodes implements AutoCloseable {
     for (int draws = 0; draws < 100; draws++) {
       Sim sim = draw();
       synchronized (sim) {
-        if (sim.held.isEmpty()) {
+        if (sim.gone || sim.held.isEmpty()) {
           continue;
         }
         delete(sim, sim.held.removeFirst());
@@ -321,6 +418,7 @@ public final class SimulatedNodes implements AutoCloseable {
       synchronized (sim) {
         count = sim.held.size();
         if (sim.writing
+            || sim.gone
             || count == sim.written
             || now - sim.lastWriteNanos < TimeUnit.SECONDS.toNanos(STATUS_PERIOD_SECONDS)) {
           continue;

@@ -312,6 +312,14 @@ public final class KipamOperator implements AutoCloseable {
     return watches.opened();
   }
 
+  /**
+   * The reads at {@code resourceVersion=0} its clients have made, by resource: none, since every
+   * informer lists with a page size (a consistent read).
+   */
+  public Map<String, Integer> staleableReads() {
+    return watches.staleableReads();
+  }
+
   public OperatorSettings settings() {
     return settings;
   }

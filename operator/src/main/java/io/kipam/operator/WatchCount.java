@@ -22,16 +22,32 @@ final class WatchCount implements Interceptor {
   static final String NAME = "kipam-watch-count";
 
   private final Map<String, AtomicInteger> opened = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> staleable = new ConcurrentHashMap<>();
 
   @Override
   public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
     URI uri = request.uri();
     String query = uri.getRawQuery();
-    if (query != null && Arrays.asList(query.split("&")).contains("watch=true")) {
+    List<String> params = query == null ? List.of() : Arrays.asList(query.split("&"));
+    if (params.contains("watch=true")) {
       opened
           .computeIfAbsent(resource(uri.getRawPath()), r -> new AtomicInteger())
           .incrementAndGet();
+    } else if ("GET".equals(request.method()) && params.contains("resourceVersion=0")) {
+      staleable
+          .computeIfAbsent(resource(uri.getRawPath()), r -> new AtomicInteger())
+          .incrementAndGet();
     }
+  }
+
+  /**
+   * The reads at {@code resourceVersion=0} so far, by resource: answered from a watch cache at any
+   * staleness, so an informer's first list there may lack the newest objects.
+   */
+  Map<String, Integer> staleableReads() {
+    Map<String, Integer> copy = new TreeMap<>();
+    staleable.forEach((resource, count) -> copy.put(resource, count.get()));
+    return copy;
   }
 
   /** The watches opened so far, by resource. */

@@ -40,6 +40,11 @@ class OneInformerPerKindIT {
       assertThat(watches)
           .containsExactlyInAnyOrderEntriesOf(
               Map.of("ippools.kipam.io", 1, "ipblocks.kipam.io", 1, "nodes", 1));
+      Map<String, Integer> staleable = operator.operator().staleableReads();
+      System.out.println("kipam-operator's reads at resourceVersion=0: " + staleable);
+      assertThat(staleable)
+          .as("its caches are filled by consistent reads, never at resourceVersion=0")
+          .isEmpty();
     }
   }
 }

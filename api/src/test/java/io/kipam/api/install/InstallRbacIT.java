@@ -88,6 +88,7 @@ class InstallRbacIT {
         can(OPERATOR_SA, "delete", "ipaddresses.kipam.io", "team-b"),
         can(OPERATOR_SA, "patch", "ipaddresses.kipam.io", "team-c"),
         can(OPERATOR_SA, "get", "pods", "team-a"),
+        can(OPERATOR_SA, "list", "pods"),
         can(OPERATOR_SA, "list", "ipamclaims.k8s.cni.cncf.io", "team-a"),
         can(OPERATOR_SA, "delete", "ipamclaims.k8s.cni.cncf.io", "team-b"),
         can(OPERATOR_SA, "get", "statefulsets.apps", "team-a"),
@@ -146,7 +147,7 @@ class InstallRbacIT {
             // Its one change to an address is a patch (the finalizer): never a whole update.
             can(OPERATOR_SA, "update", "ipaddresses.kipam.io", "team-a"),
             can(OPERATOR_SA, "delete", "ippools.kipam.io"),
-            can(OPERATOR_SA, "list", "pods"),
+            can(OPERATOR_SA, "watch", "pods"),
             can(OPERATOR_SA, "create", "leases.coordination.k8s.io", "default"),
             can(OPERATOR_SA, "create", "ipamclaims.k8s.cni.cncf.io", "team-a"),
             can(OPERATOR_SA, "list", "statefulsets.apps"),

@@ -4,6 +4,7 @@ import static java.util.stream.Collectors.toSet;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -62,7 +63,10 @@ import org.slf4j.LoggerFactory;
 @ControllerConfiguration(
     name = BlockReconciler.NAME,
     generationAwareEventProcessing = false,
-    finalizerName = ApiConstants.FINALIZER_BLOCK_PROTECTION)
+    finalizerName = ApiConstants.FINALIZER_BLOCK_PROTECTION,
+    // A page size makes the informer's lists consistent reads: without one, its first list is at
+    // resourceVersion=0, which a lagging watch cache may answer without the newest objects.
+    informer = @Informer(informerListLimit = ControllerCaches.LIST_PAGE))
 public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlock> {
 
   public static final String NAME = "ipblock";
@@ -142,6 +146,7 @@ public final class BlockReconciler implements Reconciler<IPBlock>, Cleaner<IPBlo
         new RelayingInformerEventSource<>(
             InformerEventSourceConfiguration.from(Node.class, IPBlock.class)
                 .withName(NODES)
+                .withInformerListLimit(ControllerCaches.LIST_PAGE)
                 .withItemStore(NodeMetadata.store())
                 .withSecondaryToPrimaryMapper(
                     (Node node) -> {

@@ -17,6 +17,13 @@ import java.util.stream.Stream;
  */
 public final class ControllerCaches {
 
+  /**
+   * Objects per page of the informers' lists. With a page size they are consistent reads; without
+   * one, an informer's first list is at resourceVersion=0, which a lagging watch cache may answer
+   * without the newest objects.
+   */
+  public static final long LIST_PAGE = 500;
+
   /** The blocks' index by the pool they name ({@link Blocks#poolOf}). */
   public static final String BLOCKS_BY_POOL = "kipam-block-by-pool";
 

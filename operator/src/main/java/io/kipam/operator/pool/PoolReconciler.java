@@ -5,6 +5,7 @@ import static java.util.stream.Collectors.toSet;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -62,7 +63,9 @@ import org.slf4j.LoggerFactory;
  */
 @ControllerConfiguration(
     name = PoolReconciler.NAME,
-    finalizerName = ApiConstants.FINALIZER_POOL_PROTECTION)
+    finalizerName = ApiConstants.FINALIZER_POOL_PROTECTION,
+    // Consistent lists, page by page (see BlockReconciler).
+    informer = @Informer(informerListLimit = ControllerCaches.LIST_PAGE))
 public final class PoolReconciler implements Reconciler<IPPool>, Cleaner<IPPool> {
 
   public static final String NAME = "ippool";

@@ -14,8 +14,6 @@ import io.kipam.system.harness.OperatorProcess;
 import io.kipam.system.harness.SimulatedNodes;
 import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,8 +22,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,10 +45,6 @@ import org.junit.jupiter.api.Test;
  * short} (every 10 s, grace 30 s); {@code -Dkipam.seed=} repeats the simulated nodes' choices.
  */
 public class NodeChurnBenchmark {
-
-  private static final Pattern REQUESTS =
-      Pattern.compile("^apiserver_request_total\\{([^}]*)\\} ([0-9.e+]+)$");
-  private static final Pattern VERB = Pattern.compile("(?:^|,)verb=\"([A-Z]+)\"");
 
   @Test
   public void measure() throws Exception {
@@ -104,7 +96,8 @@ public class NodeChurnBenchmark {
 
         Releases releases = new Releases();
         try (Watch ignored = client.resources(IPAddress.class).inAnyNamespace().watch(releases)) {
-          Map<String, Double> requestsBefore = requestsByVerb(client);
+          Map<String, Double> requestsBefore =
+              ApiServerMetrics.sumBy(client, "apiserver_request_total", "verb");
           double auditsBefore = operator.metric("kipam_audit_duration_seconds_count");
           double auditSecondsBefore = operator.metric("kipam_audit_duration_seconds_sum");
           AtomicBoolean churning = new AtomicBoolean(true);
@@ -144,7 +137,8 @@ public class NodeChurnBenchmark {
             Thread.sleep(100);
           }
           double window = (System.nanoTime() - windowStart) / 1e9;
-          Map<String, Double> requestsAfter = requestsByVerb(client);
+          Map<String, Double> requestsAfter =
+              ApiServerMetrics.sumBy(client, "apiserver_request_total", "verb");
           churning.set(false);
           churn.join();
 
@@ -197,10 +191,7 @@ public class NodeChurnBenchmark {
                   (heapAfter - heapBefore) * 100 / heapBefore,
                   AuditScaleBenchmark.rssMiB(controlPlane, "kube-apiserver"),
                   AuditScaleBenchmark.rssMiB(controlPlane, "etcd")));
-          rows.forEach(System.out::println);
-          Path dir = Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report"));
-          Files.createDirectories(dir);
-          Files.writeString(dir.resolve("node-churn.txt"), String.join("\n", rows) + "\n");
+          ApiServerMetrics.report("node-churn.txt", rows);
           assertThat(rows).hasSize(4);
         }
       }
@@ -209,24 +200,6 @@ public class NodeChurnBenchmark {
 
   private static double percentile(List<Double> values, int p) {
     return values.isEmpty() ? Double.NaN : Percentiles.of(values, p);
-  }
-
-  /**
-   * kube-apiserver's requests so far by verb, summed over resources and codes, from its own metric.
-   */
-  private static Map<String, Double> requestsByVerb(KubernetesClient client) {
-    Map<String, Double> byVerb = new TreeMap<>();
-    for (String line : client.raw("/metrics").split("\n")) {
-      Matcher m = REQUESTS.matcher(line.trim());
-      if (!m.matches()) {
-        continue;
-      }
-      Matcher verb = VERB.matcher(m.group(1));
-      if (verb.find()) {
-        byVerb.merge(verb.group(1), Double.parseDouble(m.group(2)), Double::sum);
-      }
-    }
-    return byVerb;
   }
 
   /**

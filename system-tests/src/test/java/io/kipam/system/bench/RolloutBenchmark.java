@@ -13,8 +13,6 @@ import io.kipam.testing.ControlPlane;
 import io.kipam.testing.Fixtures;
 import io.kipam.testing.RequestLog;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +23,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,10 +44,6 @@ import org.junit.jupiter.api.Test;
  * -Dkipam.seed=}.
  */
 public class RolloutBenchmark {
-
-  private static final Pattern ETCD =
-      Pattern.compile("^etcd_requests_total\\{([^}]*)\\} ([0-9.e+]+)$");
-  private static final Pattern OPERATION = Pattern.compile("(?:^|,)operation=\"([A-Za-z]+)\"");
 
   @Test
   public void measure() throws Exception {
@@ -87,7 +79,8 @@ public class RolloutBenchmark {
         }
       }
       double apiServerBefore = AuditScaleBenchmark.rssMiB(controlPlane, "kube-apiserver");
-      Map<String, Double> etcdBefore = etcdRequests(client);
+      Map<String, Double> etcdBefore =
+          ApiServerMetrics.sumBy(client, "etcd_requests_total", "operation");
 
       RequestLog log = new RequestLog();
       List<Double> syncSeconds = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -127,7 +120,8 @@ public class RolloutBenchmark {
       }
       double took = (System.nanoTime() - windowStart) / 1e9;
       List<RequestLog.Request> requests = log.take();
-      Map<String, Double> etcdAfter = etcdRequests(client);
+      Map<String, Double> etcdAfter =
+          ApiServerMetrics.sumBy(client, "etcd_requests_total", "operation");
 
       Map<String, Integer> counts = RequestLog.counts(requests);
       Map<String, String> perStart = new TreeMap<>();
@@ -135,7 +129,8 @@ public class RolloutBenchmark {
       Map<String, Integer> listQueries = new TreeMap<>();
       for (RequestLog.Request r : requests) {
         if (r.verb().equals("LIST")) {
-          String shape = r.query().replaceAll("=[^&]*node[^&]*", "=<node>");
+          String shape =
+              r.query().replaceAll("(labelSelector|fieldSelector)=[^&]*", "$1=<its node>");
           listQueries.merge(r.resource() + "?" + shape, 1, Integer::sum);
         }
       }
@@ -165,27 +160,8 @@ public class RolloutBenchmark {
           String.format(
               "  kube-apiserver %.0f MiB RSS before the rollout, %.0f MiB after",
               apiServerBefore, AuditScaleBenchmark.rssMiB(controlPlane, "kube-apiserver")));
-      rows.forEach(System.out::println);
-      Path dir = Path.of(System.getProperty("kipam.reportDir", "target/benchmark-report"));
-      Files.createDirectories(dir);
-      Files.writeString(dir.resolve("rollout.txt"), String.join("\n", rows) + "\n");
+      ApiServerMetrics.report("rollout.txt", rows);
       assertThat(syncSeconds).hasSize(names.size());
     }
-  }
-
-  /** kube-apiserver's requests to etcd so far, by operation, from its own metric. */
-  private static Map<String, Double> etcdRequests(KubernetesClient client) {
-    Map<String, Double> byOperation = new TreeMap<>();
-    for (String line : client.raw("/metrics").split("\n")) {
-      Matcher m = ETCD.matcher(line.trim());
-      if (!m.matches()) {
-        continue;
-      }
-      Matcher op = OPERATION.matcher(m.group(1));
-      if (op.find()) {
-        byOperation.merge(op.group(1), Double.parseDouble(m.group(2)), Double::sum);
-      }
-    }
-    return byOperation;
   }
 }

@@ -177,7 +177,9 @@ public final class OrphanRemover {
       AddressObject key, OrphanReason seen, OrphanRules.Facts facts, IPAddress listed) {
     String node = listed == null ? null : listed.getSpec().getNode();
     boolean nodeGone = node != null && !facts.nodeExists(node);
-    boolean podGone = nodeGone && podGone(listed, facts);
+    // The facts answer a gone Node's Pods from their list; a UID never comes back, so a Pod missing
+    // there is gone for good whatever happens to the Node meanwhile.
+    boolean podGone = nodeGone && OrphanRules.podGone(listed, facts);
     IPAddress fresh =
         podGone
             ? listed
@@ -247,26 +249,6 @@ public final class OrphanRemover {
     return new Result(Outcome.REMOVED, fresh, now, !attached && !othersHold);
   }
 
-  /**
-   * Whether the Pod {@code address} was written for is gone for good: no Pod of its UID is bound to
-   * its Node (which is gone: the facts list that Node's Pods once). A UID never comes back, so this
-   * holds whatever happens to the Node meanwhile. A static pod's address (held by its Node) names
-   * no Pod to ask about.
-   */
-  private static boolean podGone(IPAddress address, OrphanRules.Facts facts) {
-    if (AddressLifecycle.heldByNode(address)) {
-      return false;
-    }
-    var pod = OrphanRules.podOf(address);
-    if (pod == null || pod.getName() == null || pod.getUid() == null) {
-      return false;
-    }
-    Optional<String> uid =
-        facts.podUid(
-            address.getSpec().getNode(), address.getMetadata().getNamespace(), pod.getName());
-    return uid.isEmpty() || !uid.get().equals(pod.getUid());
-  }
-
   /** The IPAddress a delete answered with (its finalizer keeps it), if the answer holds one. */
   private Optional<IPAddress> addressIn(String body) {
     if (body == null) {
@@ -288,7 +270,6 @@ public final class OrphanRemover {
    */
   private AttachmentFinalizer.Outcome endAttachment(
       AddressObject key, IPAddress known, String what, OrphanRules.Verdict verdict) {
-    IPAddress fresh = known;
     AttachmentFinalizer.Outcome outcome =
         finalizer.remove(key.namespace(), key.name(), key.uid(), known);
     switch (outcome) {
@@ -302,7 +283,7 @@ public final class OrphanRemover {
                 + ApiConstants.FINALIZER_ATTACHMENT;
         log.info("{}", message);
         metrics.attachmentEnded();
-        events.record(fresh, EventRecorder.Type.Normal, "AttachmentEnded", message);
+        events.record(known, EventRecorder.Type.Normal, "AttachmentEnded", message);
       }
       case CHANGING ->
           log.warn(

@@ -100,22 +100,33 @@ public final class OrphanRules {
     if (deleting(address)) {
       return nodeGone(address, facts);
     }
-    String namespace = address.getMetadata().getNamespace();
-    PodReference pod = heldByNode(address) ? null : podOf(address);
-    if (pod != null
-        && pod.getName() != null
-        && pod.getUid() != null
-        && facts.checksPodsOn(address.getSpec().getNode())) {
-      Optional<String> uid = facts.podUid(address.getSpec().getNode(), namespace, pod.getName());
-      if (uid.isEmpty() || !uid.get().equals(pod.getUid())) {
-        return verdict(OrphanReason.POD, namespace + "/" + pod.getName(), pod.getUid());
-      }
+    if (facts.checksPodsOn(address.getSpec().getNode()) && podGone(address, facts)) {
+      PodReference pod = podOf(address);
+      return verdict(
+          OrphanReason.POD,
+          address.getMetadata().getNamespace() + "/" + pod.getName(),
+          pod.getUid());
     }
     String block = address.getSpec().getBlock();
     if (block != null && !facts.blockExists(block)) {
       return verdict(OrphanReason.BLOCK, block);
     }
     return nodeGone(address, facts);
+  }
+
+  /**
+   * Whether the Pod {@code address} names (name and UID) does not exist: false for an address that
+   * names none (a static pod's, held by its Node, or one without a name or UID).
+   */
+  public static boolean podGone(IPAddress address, Facts facts) {
+    PodReference pod = heldByNode(address) ? null : podOf(address);
+    if (pod == null || pod.getName() == null || pod.getUid() == null) {
+      return false;
+    }
+    Optional<String> uid =
+        facts.podUid(
+            address.getSpec().getNode(), address.getMetadata().getNamespace(), pod.getName());
+    return uid.isEmpty() || !uid.get().equals(pod.getUid());
   }
 
   private static Optional<Verdict> nodeGone(IPAddress address, Facts facts) {

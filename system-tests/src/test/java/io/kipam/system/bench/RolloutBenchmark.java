@@ -74,9 +74,7 @@ public class RolloutBenchmark {
         System.out.printf(
             "  %d simulated nodes holding %d IPAddresses in %.0f s%n",
             sims.size(), sims.live(), (System.nanoTime() - start) / 1e9);
-        for (int i = 0; i < sims.size(); i++) {
-          names.add(String.format("sim-%05d", i));
-        }
+        names.addAll(sims.nodes());
       }
       double apiServerBefore = AuditScaleBenchmark.rssMiB(controlPlane, "kube-apiserver");
       Map<String, Double> etcdBefore =

@@ -108,6 +108,13 @@ public final class SimulatedNodes implements AutoCloseable {
     }
   }
 
+  /** The simulated nodes' names, as they are now. */
+  public List<String> nodes() {
+    synchronized (sims) {
+      return sims.stream().map(sim -> sim.node).toList();
+    }
+  }
+
   /**
    * From now on, IPAddresses are born with {@code kipam.io/attachment} and a DEL removes it after
    * the delete, as kipam-node does.
